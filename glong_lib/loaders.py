@@ -1,0 +1,553 @@
+"""Loaders for the shipped samples and the real data formats, plus format detection and stats.
+
+Every loader returns the dataclasses of :mod:`glong_lib.schema` and fails with a one-line
+:class:`~glong_lib.errors.DataError` naming the file, the line or record, and what is wrong.
+Nothing is dropped silently: records a loader skips on purpose are counted in ``LoadReport``.
+
+Supported formats (``detect_format`` names):
+
+=====================  ==========================================================================
+``glong-conversation`` this project's conversation JSON (``data/conversations/*.json``)
+``glong-probes``       retrieval probes JSONL (``data/probes.jsonl``)
+``glong-triple-pairs`` utterance -> triples JSONL (``data/triple_pairs.jsonl``)
+``glong-summaries``    dialogue -> summary (+ triples) JSONL (``data/summaries.jsonl``)
+``msc-jsonl``          MSC rebuilt as JSONL (``msc4_valid.jsonl``)
+``msc-parlai``         ParlAI ``msc_dialogue`` / ``msc_personasummary`` lines (``session_N/*.txt``)
+``msc-episodes``       MSC episodes with ``first_session_dialogue`` ... keys (Theanine's copy)
+``personaext-pairs``   PersonaExt pairs ``{utterance, subject, relation, object}``
+``personaext-u2t``     PAED's original ``u2t_map_all.json`` (token-index triplets)
+``personaext-schema``  PersonaExt relation schema (JSON with trailing commas and comments)
+``samsum``             SAMSum JSON list ``{id, dialogue, summary}``
+``dialogsum``          DialogSum JSONL ``{fname, dialogue, summary[, summary1..3], topic}``
+``locomo``             LoCoMo JSON (``locomo10.json`` layout)
+=====================  ==========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterator, Union
+
+from .errors import DataError
+from .schema import QA, Conversation, Session, SummaryPair, Triple, TriplePair, Turn
+
+PathLike = Union[str, Path]
+
+#: LoCoMo question categories (the official numbering; note 1 is multi-hop and 4 single-hop).
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+#: Seconds per unit of ParlAI's ``time_unit`` field.
+_TIME_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800,
+               "month": 2592000, "year": 31536000}
+
+_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
+
+
+# --------------------------------------------------------------------------- low-level readers
+
+def read_text(path: PathLike) -> str:
+    """Read a UTF-8 file, or raise DataError (missing file, not UTF-8, empty)."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError("no such file", path=p)
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise DataError(f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", path=p) from None
+    if not text.strip():
+        raise DataError("file is empty", path=p)
+    return text
+
+
+def read_json(path: PathLike, lenient: bool = False) -> Any:
+    """Parse a JSON file. ``lenient`` repairs the slips of PersonaExt's schema file: ``//``
+    comments, trailing commas, and a missing comma between two values on consecutive lines."""
+    text = read_text(path)
+    if lenient:
+        text = re.sub(r'(?m)([,\[\]{}"]|^)([ \t]*)//[^\n]*', r"\1\2", text)
+        text = re.sub(r",(\s*[}\]])", r"\1", text)
+        text = re.sub(r'(["}\]])(\s*\n\s*)(?=["{\[])', r"\1,\2", text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError(f"invalid JSON ({e.msg})", path=path, where=f"line {e.lineno} column {e.colno}") from None
+
+
+def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, object)`` for each non-blank line; every line must be a JSON object."""
+    for n, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"invalid JSON ({e.msg})", path=path, where=f"line {n}") from None
+        if not isinstance(obj, dict):
+            raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=f"line {n}")
+        yield n, obj
+
+
+def _need(obj: dict, key: str, kind: Union[type, tuple], path: PathLike, where: str) -> Any:
+    """Fetch ``obj[key]`` and check its type, or raise a DataError that says which and where."""
+    if not isinstance(obj, dict):
+        raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=where)
+    if key not in obj:
+        raise DataError(f"missing key '{key}'", path=path, where=where)
+    value = obj[key]
+    if not isinstance(value, kind):
+        want = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise DataError(f"'{key}' should be {want}, got {type(value).__name__}", path=path, where=where)
+    return value
+
+
+def _check_conversation(conv: Conversation, path: PathLike, where: str) -> Conversation:
+    """Reject conversations with no sessions or an empty session; then set the clock."""
+    if not conv.sessions:
+        raise DataError("conversation has no sessions", path=path, where=where)
+    for s in conv.sessions:
+        if not s.turns:
+            raise DataError(f"session {s.index} has no turns (empty conversation)", path=path, where=where)
+        for t in s.turns:
+            if not t.text.strip():
+                raise DataError(f"turn {t.id} has empty text", path=path, where=where)
+    conv.assign_clock()
+    return conv
+
+
+def _triples(items: Any, path: PathLike, where: str, speaker: str | None = None,
+             turn_id: str | None = None, session: int | None = None, source: str | None = None) -> list[Triple]:
+    if not isinstance(items, list):
+        raise DataError("'triples' should be a list", path=path, where=where)
+    out = []
+    for k, d in enumerate(items):
+        w = f"{where}, triple {k + 1}"
+        for key in ("subject", "relation", "object"):
+            _need(d, key, str, path, w)
+        out.append(Triple(d["subject"], d["relation"], d["object"], speaker=speaker,
+                          turn_id=turn_id, session=session, source=source))
+    return out
+
+
+# --------------------------------------------------------------------------- project formats
+
+def load_conversation(path: PathLike) -> Conversation:
+    """Load one conversation in this project's format (see ``data/README.md``)."""
+    obj = read_json(path)
+    where = "top level"
+    cid = _need(obj, "id", str, path, where)
+    speakers = _need(obj, "speakers", list, path, where)
+    sessions = []
+    for i, s in enumerate(_need(obj, "sessions", list, path, where), start=1):
+        sw = f"session {i}"
+        index = int(s.get("session", i)) if isinstance(s, dict) else i
+        turns = []
+        for j, t in enumerate(_need(s, "turns", list, path, sw), start=1):
+            tw = f"{sw}, turn {j}"
+            tid = t.get("id", f"S{index}:{j}") if isinstance(t, dict) else ""
+            speaker = _need(t, "speaker", str, path, tw)
+            text = _need(t, "text", str, path, tw)
+            turns.append(Turn(tid, speaker, text, _triples(t.get("triples", []), path, tw, speaker, tid, index, text)))
+        sessions.append(Session(index, turns, s.get("seconds_since_previous"), s.get("date")))
+    conv = Conversation(cid, list(speakers), sessions, personas=obj.get("personas", {}),
+                        source="glong", title=obj.get("title", ""))
+    return _check_conversation(conv, path, f"conversation {cid}")
+
+
+def load_conversations(path: PathLike) -> list[Conversation]:
+    """Load a conversation file of any supported format, or every ``*.json`` in a folder."""
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(p.glob("*.json"))
+        if not files:
+            raise DataError("folder holds no *.json conversation files", path=p)
+        return [c for f in files for c in load_conversations(f)]
+    fmt = detect_format(p)
+    loader = CONVERSATION_LOADERS.get(fmt)
+    if loader is None:
+        raise DataError(f"a '{fmt}' file holds no conversations", path=p)
+    result = loader(p)
+    if isinstance(result, tuple):  # LoCoMo returns (conversations, questions)
+        result = result[0]
+    return result if isinstance(result, list) else [result]
+
+
+def load_probes(path: PathLike) -> list[QA]:
+    """Retrieval probes: a question, its answer and the ids of the evidence turns."""
+    out = []
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        evidence = _need(obj, "evidence", list, path, w)
+        if not evidence:
+            raise DataError("'evidence' is empty", path=path, where=w)
+        out.append(QA(conversation=_need(obj, "conversation", str, path, w),
+                      question=_need(obj, "question", str, path, w),
+                      answer=str(obj.get("answer", "")), evidence=[str(e) for e in evidence],
+                      category=str(obj.get("category", "")), asked_in_session=obj.get("asked_in_session"),
+                      id=str(obj.get("id", f"probe-{n}"))))
+    return out
+
+
+def load_triple_pairs(path: PathLike) -> list[TriplePair]:
+    """Utterance -> triples pairs: this project's JSONL, or PersonaExt's (one triple a line)."""
+    fmt = detect_format(path)
+    if fmt == "personaext-pairs":
+        return load_personaext(path)
+    if fmt == "personaext-u2t":
+        return load_personaext_u2t(path)
+    out = []
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        out.append(TriplePair(_need(obj, "utterance", str, path, w),
+                              _triples(_need(obj, "triples", list, path, w), path, w),
+                              id=str(obj.get("id", n))))
+    return out
+
+
+def load_summary_pairs(path: PathLike) -> list[SummaryPair]:
+    """Dialogue -> summary pairs from this project's JSONL, SAMSum JSON or DialogSum JSONL."""
+    fmt = detect_format(path)
+    if fmt == "samsum":
+        return load_samsum(path)
+    if fmt == "dialogsum":
+        return load_dialogsum(path)
+    out = []
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        out.append(SummaryPair(str(obj.get("id", n)), _need(obj, "dialogue", str, path, w),
+                               _need(obj, "summary", str, path, w),
+                               _triples(obj.get("triples", []), path, w)))
+    return out
+
+
+# --------------------------------------------------------------------------- MSC
+
+def load_msc_jsonl(path: PathLike) -> list[Conversation]:
+    """MSC rebuilt as JSONL: ``{id, init_personas, sessions: [{session, seconds_since_previous, dialog}]}``."""
+    convs = []
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        cid = _need(obj, "id", str, path, w)
+        sessions = []
+        for s in _need(obj, "sessions", list, path, w):
+            index = int(_need(s, "session", int, path, w))
+            sw = f"{w}, session {index}"
+            turns = []
+            for j, t in enumerate(_need(s, "dialog", list, path, sw), start=1):
+                tw = f"{sw}, turn {j}"
+                turns.append(Turn(f"S{index}:{j}", _need(t, "speaker", str, path, tw), _need(t, "text", str, path, tw)))
+            sessions.append(Session(index, turns, s.get("seconds_since_previous")))
+        personas = obj.get("init_personas") or []
+        conv = Conversation(cid, ["Speaker 1", "Speaker 2"], sessions, source="msc",
+                            personas={f"Speaker {i + 1}": list(p) for i, p in enumerate(personas)})
+        convs.append(_check_conversation(conv, path, w))
+    return convs
+
+
+def load_msc_parlai(path: PathLike) -> list[Conversation]:
+    """ParlAI's MSC layout: one JSON object per line, the current session in ``dialog`` (turns
+    ``{id, text}``) and, from session 2 on, the earlier ones in ``previous_dialogs`` with
+    ``time_num``/``time_unit`` (the gap before the *next* session)."""
+    convs = []
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        dialogs = list(obj.get("previous_dialogs") or []) + [obj]
+        sessions = []
+        gap = None
+        for i, d in enumerate(dialogs, start=1):
+            sw = f"{w}, session {i}"
+            turns = []
+            for j, t in enumerate(_need(d, "dialog", list, path, sw), start=1):
+                tw = f"{sw}, turn {j}"
+                # speakers alternate; ParlAI labels them 'Speaker 1'/'Speaker 2' or 'bot_0'/'bot_1'
+                speaker = f"Speaker {(j - 1) % 2 + 1}"
+                turns.append(Turn(f"S{i}:{j}", speaker, _need(t, "text", str, path, tw)))
+            sessions.append(Session(i, turns, gap))
+            gap = None
+            if "time_num" in d and "time_unit" in d:
+                unit = str(d["time_unit"]).rstrip("s")
+                if unit not in _TIME_UNITS:
+                    raise DataError(f"unknown time_unit '{d['time_unit']}'", path=path, where=sw)
+                gap = float(d["time_num"]) * _TIME_UNITS[unit]
+        meta = obj.get("metadata") or {}
+        cid = str(meta.get("initial_data_id", f"{Path(path).stem}-{n}"))
+        personas = obj.get("init_personas") or obj.get("personas") or []
+        conv = Conversation(cid, ["Speaker 1", "Speaker 2"], sessions, source="msc-parlai",
+                            personas={f"Speaker {i + 1}": list(p) for i, p in enumerate(personas)
+                                      if isinstance(p, list)})
+        convs.append(_check_conversation(conv, path, w))
+    return convs
+
+
+def load_msc_episodes(path: PathLike) -> list[Conversation]:
+    """MSC episodes keyed ``first_session_dialogue`` ... (utterance lists) with ``*_speakers``."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        data = [data]
+    convs = []
+    for r, obj in enumerate(data, start=1):
+        w = f"record {r}"
+        sessions = []
+        for i, name in enumerate(_ORDINALS, start=1):
+            key = f"{name}_session_dialogue"
+            if key not in obj:
+                break
+            utterances = _need(obj, key, list, path, w)
+            speakers = obj.get(f"{name}_session_speakers") or []
+            turns = [Turn(f"S{i}:{j}", str(speakers[j - 1]) if j - 1 < len(speakers) else f"Speaker {(j - 1) % 2 + 1}",
+                          str(u)) for j, u in enumerate(utterances, start=1)]
+            sessions.append(Session(i, turns, None))
+        spk = sorted({t.speaker for s in sessions for t in s.turns})
+        conv = Conversation(str(obj.get("dataID", f"episode-{r}")), spk, sessions, source="msc-episodes")
+        convs.append(_check_conversation(conv, path, w))
+    return convs
+
+
+# --------------------------------------------------------------------------- PersonaExt
+
+def load_personaext(path: PathLike) -> list[TriplePair]:
+    """PersonaExt pairs; lines sharing one utterance become one pair with several triples."""
+    by_utt: dict[str, TriplePair] = {}
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        utt = _need(obj, "utterance", str, path, w)
+        t = Triple(_need(obj, "subject", str, path, w), _need(obj, "relation", str, path, w),
+                   _need(obj, "object", str, path, w))
+        pair = by_utt.setdefault(utt, TriplePair(utt, [], id=f"pe{len(by_utt) + 1}"))
+        if t.key() not in {x.key() for x in pair.triples}:
+            pair.triples.append(t)
+    return list(by_utt.values())
+
+
+def load_personaext_u2t(path: PathLike) -> list[TriplePair]:
+    """PAED's original ``u2t_map_all.json``: entries whose ``triplets`` hold ``tokens``, ``head`` and
+    ``tail`` (token indices) and ``label`` (the relation). Every triplet of an entry is kept."""
+    data = read_json(path)
+    entries = list(data.values()) if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise DataError("expected a list (or dict) of entries", path=path)
+    by_utt: dict[str, TriplePair] = {}
+    for r, entry in enumerate(entries, start=1):
+        w = f"entry {r}"
+        for k, tr in enumerate(_need(entry, "triplets", list, path, w), start=1):
+            tw = f"{w}, triplet {k}"
+            tokens = [str(t) for t in _need(tr, "tokens", list, path, tw)]
+            try:
+                head = " ".join(tokens[i] for i in _need(tr, "head", list, path, tw))
+                tail = " ".join(tokens[i] for i in _need(tr, "tail", list, path, tw))
+            except (IndexError, TypeError):
+                raise DataError("head/tail index outside the tokens", path=path, where=tw) from None
+            sentence = re.sub(r" ([,.!?])", r"\1", " ".join(tokens))
+            pair = by_utt.setdefault(sentence, TriplePair(sentence, [], id=f"u2t{len(by_utt) + 1}"))
+            triple = Triple(head, str(_need(tr, "label", str, path, tw)), tail)
+            if triple.key() not in {x.key() for x in pair.triples}:
+                pair.triples.append(triple)
+    return list(by_utt.values())
+
+
+def load_personaext_schema(path: PathLike) -> list[str]:
+    """The relation names of PersonaExt's schema file (which has trailing commas)."""
+    obj = read_json(path, lenient=True)
+    groups = _need(obj, "relation_types", list, path, "top level")
+    return [t["type"] for g in groups for t in g.get("types", []) if "type" in t]
+
+
+# --------------------------------------------------------------------------- summaries
+
+def load_samsum(path: PathLike) -> list[SummaryPair]:
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DataError("SAMSum file should be a JSON list", path=path)
+    return [SummaryPair(str(_need(d, "id", (str, int), path, f"record {i}")),
+                        _need(d, "dialogue", str, path, f"record {i}"), _need(d, "summary", str, path, f"record {i}"))
+            for i, d in enumerate(data, start=1)]
+
+
+def load_dialogsum(path: PathLike) -> list[SummaryPair]:
+    """DialogSum JSONL; test lines carry ``summary1..3`` instead of ``summary`` (we take the first)."""
+    out = []
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        summary = obj.get("summary", obj.get("summary1"))
+        if not isinstance(summary, str):
+            raise DataError("missing key 'summary' (or 'summary1')", path=path, where=w)
+        out.append(SummaryPair(str(_need(obj, "fname", str, path, w)), _need(obj, "dialogue", str, path, w), summary))
+    return out
+
+
+# --------------------------------------------------------------------------- LoCoMo
+
+def parse_locomo_date(text: str) -> datetime:
+    """LoCoMo session stamps look like ``'1:56 pm on 8 May, 2023'``.
+
+    >>> parse_locomo_date("1:56 pm on 8 May, 2023").isoformat()
+    '2023-05-08T13:56:00'
+    """
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def load_locomo(path: PathLike) -> tuple[list[Conversation], list[QA]]:
+    """LoCoMo: sessions ``session_N`` with ``session_N_date_time``; turns keep their ``dia_id``
+    (``D3:7``); QA keeps evidence ids and the category name (see ``LOCOMO_CATEGORIES``)."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DataError("LoCoMo file should be a JSON list of samples", path=path)
+    convs, qas = [], []
+    for r, sample in enumerate(data, start=1):
+        w = f"sample {r}"
+        cid = str(sample.get("sample_id", f"locomo-{r}"))
+        c = _need(sample, "conversation", dict, path, w)
+        numbers = sorted(int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k)))
+        sessions, prev = [], None
+        for i in numbers:
+            sw = f"{w}, session {i}"
+            turns = [Turn(str(_need(t, "dia_id", str, path, sw)), _need(t, "speaker", str, path, sw),
+                          _need(t, "text", str, path, sw)) for t in _need(c, f"session_{i}", list, path, sw)]
+            stamp = c.get(f"session_{i}_date_time")
+            when = None
+            if stamp:
+                try:
+                    when = parse_locomo_date(stamp)
+                except ValueError:
+                    raise DataError(f"unreadable date '{stamp}'", path=path, where=sw) from None
+            gap = (when - prev).total_seconds() if (when and prev) else None
+            sessions.append(Session(i, turns, gap, when.isoformat() if when else None))
+            prev = when or prev
+        conv = Conversation(cid, [str(c.get("speaker_a", "A")), str(c.get("speaker_b", "B"))], sessions,
+                            source="locomo")
+        convs.append(_check_conversation(conv, path, w))
+        for q_i, q in enumerate(sample.get("qa", []), start=1):
+            qw = f"{w}, qa {q_i}"
+            cat = _need(q, "category", int, path, qw)
+            if cat not in LOCOMO_CATEGORIES:
+                raise DataError(f"unknown category {cat}", path=path, where=qw)
+            answer = q.get("answer", q.get("adversarial_answer", ""))
+            qas.append(QA(cid, _need(q, "question", str, path, qw), str(answer),
+                          [str(e) for e in q.get("evidence", [])], LOCOMO_CATEGORIES[cat], id=f"{cid}-q{q_i}"))
+    return convs, qas
+
+
+# --------------------------------------------------------------------------- detection and stats
+
+def _first_record(path: Path) -> Any:
+    """The first JSON record of a file: the object/list of a JSON file, or the first JSONL line."""
+    text = read_text(path)
+    stripped = text.lstrip()
+    if stripped.startswith("[") or (stripped.startswith("{") and "\n{" not in stripped.strip()):
+        lenient = path.name == "schema.json"
+        obj = read_json(path, lenient=lenient)
+        return obj[0] if isinstance(obj, list) and obj else obj
+    try:
+        return next(iter_jsonl(path))[1]
+    except StopIteration:
+        raise DataError("file is empty", path=path) from None
+
+
+def detect_format(path: PathLike) -> str:
+    """Name the format of a data file from its content (see the module docstring).
+
+    Raises DataError for unreadable or unrecognised files.
+    """
+    p = Path(path)
+    if p.suffix == ".txt" and p.parent.name.startswith("session_"):
+        return "msc-parlai"
+    rec = _first_record(p)
+    if not isinstance(rec, dict):
+        raise DataError("unrecognised format (first record is not a JSON object)", path=p)
+    keys = set(rec)
+    if rec.get("format") == "glong-conversation":
+        return "glong-conversation"
+    first_value = next(iter(rec.values()), None)
+    if "triplets" in keys or (isinstance(first_value, dict) and "triplets" in first_value):
+        return "personaext-u2t"
+    if "relation_types" in keys:
+        return "personaext-schema"
+    if {"conversation", "qa"} <= keys:
+        return "locomo"
+    if "first_session_dialogue" in keys:
+        return "msc-episodes"
+    if {"id", "sessions"} <= keys:
+        return "msc-jsonl"
+    if "dialog" in keys:
+        return "msc-parlai"
+    if {"question", "evidence", "conversation"} <= keys:
+        return "glong-probes"
+    if {"utterance", "subject", "relation", "object"} <= keys:
+        return "personaext-pairs"
+    if {"utterance", "triples"} <= keys:
+        return "glong-triple-pairs"
+    if {"fname", "dialogue"} <= keys:
+        return "dialogsum"
+    if {"dialogue", "summary"} <= keys:
+        return "glong-summaries" if "triples" in keys or p.suffix == ".jsonl" else "samsum"
+    raise DataError(f"unrecognised format (keys: {', '.join(sorted(keys)[:8])})", path=p)
+
+
+CONVERSATION_LOADERS: dict[str, Callable] = {
+    "glong-conversation": load_conversation,
+    "msc-jsonl": load_msc_jsonl,
+    "msc-parlai": load_msc_parlai,
+    "msc-episodes": load_msc_episodes,
+    "locomo": load_locomo,
+}
+
+
+def _conversation_stats(convs: list[Conversation]) -> dict[str, Any]:
+    turns = [t for c in convs for t in c.turns()]
+    sessions = [s for c in convs for s in c.sessions]
+    stats: dict[str, Any] = {
+        "conversations": len(convs),
+        "sessions": len(sessions),
+        "turns": len(turns),
+        "turns per session (mean)": round(len(turns) / max(1, len(sessions)), 1),
+        "sessions with unknown gap": sum(1 for c in convs for s in c.sessions[1:] if not s.gap_known),
+    }
+    gold = [tr for t in turns for tr in t.triples]
+    if gold:
+        stats["gold triples"] = len(gold)
+        stats["turns with triples"] = sum(1 for t in turns if t.triples)
+        stats["relations"] = len({tr.relation for tr in gold})
+    return stats
+
+
+def inspect_file(path: PathLike) -> dict[str, Any]:
+    """Detect, load and summarise any supported file. Returns a flat dict of statistics."""
+    p = Path(path)
+    fmt = detect_format(p)
+    stats: dict[str, Any] = {"file": p.name, "format": fmt}
+    if fmt == "locomo":
+        convs, qas = load_locomo(p)
+        stats.update(_conversation_stats(convs))
+        stats["questions"] = len(qas)
+        for name, count in sorted(Counter(q.category for q in qas).items()):
+            stats[f"questions: {name}"] = count
+    elif fmt in CONVERSATION_LOADERS:
+        stats.update(_conversation_stats(load_conversations(p)))
+    elif fmt == "glong-probes":
+        probes = load_probes(p)
+        stats["probes"] = len(probes)
+        stats["conversations"] = len({q.conversation for q in probes})
+        for name, count in sorted(Counter(q.category for q in probes).items()):
+            stats[f"probes: {name}"] = count
+    elif fmt in ("personaext-pairs", "personaext-u2t", "glong-triple-pairs"):
+        pairs = load_triple_pairs(p)
+        triples = [t for pr in pairs for t in pr.triples]
+        stats.update({"pairs (utterances)": len(pairs), "triples": len(triples),
+                      "utterances with no triple": sum(1 for pr in pairs if not pr.triples),
+                      "relations": len({t.relation for t in triples})})
+        for rel, count in Counter(t.relation for t in triples).most_common(5):
+            stats[f"top relation: {rel}"] = count
+    elif fmt == "personaext-schema":
+        stats["relations"] = len(load_personaext_schema(p))
+    elif fmt in ("samsum", "dialogsum", "glong-summaries"):
+        pairs = load_summary_pairs(p)
+        stats["pairs"] = len(pairs)
+        stats["dialogue lines (mean)"] = round(sum(d.dialogue.count("\n") + 1 for d in pairs) / len(pairs), 1)
+        stats["summary words (mean)"] = round(sum(len(d.summary.split()) for d in pairs) / len(pairs), 1)
+        if any(d.triples for d in pairs):
+            stats["gold triples"] = sum(len(d.triples) for d in pairs)
+    return stats

