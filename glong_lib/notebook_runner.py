@@ -65,8 +65,12 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
         params.update(SMOKE=True, FIGURES_DIR=str((out / "figures").resolve()))
     if profile != "offline":
         params["PROFILE"] = profile
-    # the kernel inherits this process's environment: make the mode explicit
+    # the kernel inherits this process's environment: make the mode and figure folder explicit
     os.environ["GLONG_SMOKE"] = "1" if smoke else "0"
+    if smoke:
+        os.environ["GLONG_FIGURES_DIR"] = str((out / "figures").resolve())
+    else:
+        os.environ.pop("GLONG_FIGURES_DIR", None)
     runs = []
     books = list_notebooks(folder, only)
     if not books:

@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Optional, Union
 
 
 def save_figure(fig, name: str, folder: Optional[Union[str, Path]] = None, dpi: int = 120) -> Optional[Path]:
-    """Save ``fig`` as ``folder/name.png`` (folder created) and return the path; no folder, no file."""
+    """Save ``fig`` as ``folder/name.png`` (folder created) and return the path; no folder, no file.
+
+    ``$GLONG_FIGURES_DIR``, when set, replaces ``folder``: test runs of the committed notebooks
+    use it so that they never overwrite the committed ``figures/``.
+    """
+    folder = os.environ.get("GLONG_FIGURES_DIR") or folder
     if folder is None:
         return None
     path = Path(folder) / f"{name}.png"
