@@ -1,0 +1,138 @@
+"""Graph memory at scale: insertion throughput, size on disk and in RAM, query latency.
+
+Synthetic triples over a fixed vocabulary of entities (about one entity per two edges, speakers as
+hubs), inserted session by session (1,000 edges per ``add_triples`` call). Entity vectors come from
+``HashEncoder`` (random unit vectors keyed by the string's hash, 384-d like MiniLM), so the numbers
+measure the memory (faiss + networkx + bookkeeping), not the encoder; real MiniLM encoding adds
+about 1.2 ms per new entity on 2 CPU cores (DESIGN.md: ~800 sentences/s).
+
+    python benchmarks/bench_memory.py                 # 1k, 10k, 100k edges
+    python benchmarks/bench_memory.py --sizes 1000 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from glong_lib.memory import SINGLE_VALUED_RELATIONS, GraphMemory, HashEncoder
+from glong_lib.schema import Triple
+
+RELATIONS = sorted(SINGLE_VALUED_RELATIONS) + ["like_food", "like_activity", "have_pet", "has_ability", "plan",
+                                              "own", "like_music", "have_family", "favorite_book", "want_do"]
+BATCH = 1000
+
+
+class CachedEncoder(HashEncoder):
+    """HashEncoder with vectors drawn once up front (a fixed table), so encoding costs nothing."""
+
+    def __init__(self, names: list[str], dim: int = 384):
+        super().__init__(dim)
+        vecs = np.random.default_rng(0).standard_normal((len(names), dim)).astype(np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        self.table = dict(zip(names, vecs))
+
+    def encode(self, texts, normalize_embeddings=True, **_):
+        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+def synthetic(n_edges: int, seed: int = 0) -> tuple[list[Triple], list[str]]:
+    rng = random.Random(seed)
+    speakers = [f"speaker {i}" for i in range(max(2, n_edges // 500))]
+    objects = [f"entity {i}" for i in range(max(10, n_edges // 2))]
+    triples = []
+    for i in range(n_edges):
+        subj = rng.choice(speakers) if rng.random() < 0.7 else rng.choice(objects)
+        triples.append(Triple(subj, rng.choice(RELATIONS), rng.choice(objects), weight=rng.random(),
+                              turn_id=f"S{i // BATCH + 1}:{i % BATCH + 1}", speaker=speakers[0],
+                              source=f"utterance number {i} about {subj}"))
+    return triples, speakers + objects
+
+
+def heap_bytes(triples: list[Triple], encoder, policy: str) -> int:
+    """Python heap held by a memory of ``triples`` (graph, tables; not the faiss vectors), measured
+    with tracemalloc on a second build so that tracing does not slow the timed one."""
+    tracemalloc.start()
+    mem = GraphMemory(encoder=encoder, policy=policy, merge_threshold=0.999)
+    for b in range(0, len(triples), BATCH):
+        mem.add_triples(triples[b:b + BATCH], time_s=float(b), session=b // BATCH + 1)
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return held
+
+
+def dir_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir())
+
+
+def bench(n_edges: int, policy: str, queries: int = 200) -> dict:
+    triples, names = synthetic(n_edges)
+    encoder = CachedEncoder(names)
+    mem = GraphMemory(encoder=encoder, policy=policy, merge_threshold=0.999)
+    start = time.perf_counter()
+    for b in range(0, n_edges, BATCH):
+        mem.add_triples(triples[b:b + BATCH], time_s=float(b), session=b // BATCH + 1)
+    insert_s = time.perf_counter() - start
+    python_bytes = heap_bytes(triples, encoder, policy)
+    index_bytes = mem.index.ntotal * mem.index.d * 4  # faiss stores float32 outside Python's heap
+    rng = random.Random(1)
+    probes = [rng.choice(mem.entities) for _ in range(queries)]
+    t0 = time.perf_counter()
+    for p in probes:
+        mem.nearest_entities(p, k=5)
+    nearest_ms = (time.perf_counter() - t0) / queries * 1000
+    t0 = time.perf_counter()
+    sizes = [len(mem.incident_edges([p], hops=1)) for p in probes]
+    incident_ms = (time.perf_counter() - t0) / queries * 1000
+    tmp = Path(tempfile.mkdtemp())
+    try:
+        t0 = time.perf_counter()
+        mem.save(tmp / "m")
+        save_s = time.perf_counter() - t0
+        disk = dir_bytes(tmp / "m")
+        t0 = time.perf_counter()
+        GraphMemory.load(tmp / "m", encoder=mem.encoder)
+        load_s = time.perf_counter() - t0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"edges": n_edges, "nodes": mem.graph.number_of_nodes(), "policy": policy,
+            "insert edges/s": round(n_edges / insert_s), "insert s": round(insert_s, 2),
+            "RAM MB (python heap + faiss)": round((python_bytes + index_bytes) / 1e6, 1),
+"disk MB": round(disk / 1e6, 2),
+            "nearest_entities ms": round(nearest_ms, 3), "incident_edges ms": round(incident_ms, 3),
+            "mean 1-hop edges": round(float(np.mean(sizes)), 1), "save s": round(save_s, 2),
+            "load s": round(load_s, 2)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--policies", nargs="+", default=["append", "supersede"])
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    rows = []
+    for n in args.sizes:
+        for policy in args.policies:
+            rows.append(bench(n, policy))
+            if not args.json:
+                print(json.dumps(rows[-1]), file=sys.stderr)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        from glong_lib.commands.common import print_table
+
+        print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
