@@ -193,7 +193,9 @@ def _convert_smollm2(target: Path) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     src = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
-    config = AutoConfig.for_model(**src.config.to_dict())
+    settings = src.config.to_dict()
+    settings.pop("quantization_config", None)  # the weights are dequantised now; Trainer refuses "gguf" configs
+    config = AutoConfig.for_model(**settings)
     fresh = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     fresh.load_state_dict(src.state_dict())
     fresh.generation_config = src.generation_config

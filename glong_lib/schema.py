@@ -13,8 +13,8 @@ does not know that gap (MSC leaves it empty for some sessions), so ``DEFAULT_SES
 ...     Session(2, [Turn("S2:1", "A", "back")], seconds_since_previous=3600),
 ...     Session(3, [Turn("S3:1", "A", "again")])])
 >>> conv.assign_clock()
->>> [s.start_s for s in conv.sessions]
-[0.0, 3600.0, 608400.0]
+>>> [s.start_s for s in conv.sessions]  # each session also lasts 30 s per turn
+[0.0, 3630.0, 608460.0]
 >>> conv.sessions[2].gap_known
 False
 """

@@ -1,0 +1,105 @@
+"""Triple extraction: fine-tuned vs zero-shot quality, and batched throughput.
+
+1. **Shipped gold** (always): the default cached adapter (trained on ``data/triple_pairs.jsonl`` on
+   first use) and the zero-shot base model on a seeded sample of gold turns of
+   ``data/conversations`` (first person resolved to the speaker): P/R/F1 exact and normalised,
+   relation accuracy, unparseable rate.
+2. **Throughput**: utterances per second of the fine-tuned extractor, batched greedy decoding
+   (left padding), at a few batch sizes.
+3. **PersonaExt** (only when ``GLONG_REAL_DATA`` points at the real data folder): an adapter
+   trained on a few hundred PersonaExt training utterances, both models scored on a held-out dev
+   sample (split by utterance; subjects stay "i", as in the data).
+
+Timings are for this machine and its load; say which when you report them.
+
+    python benchmarks/bench_extraction.py                      # gold + throughput (+ PersonaExt)
+    python benchmarks/bench_extraction.py --n-gold 40 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from glong_lib import extraction as ex
+from glong_lib.loaders import load_conversations
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOWN = ("f1 exact", "f1 norm", "precision norm", "recall norm", "relation accuracy", "unparseable rate",
+         "utterances/s")
+
+
+def compare(models: dict, run) -> dict:
+    """Score every model with ``run(model) -> report`` and print one row per model."""
+    reports = {name: run(model) for name, model in models.items()}
+    print(f"{'model':<12}" + "".join(f"{k:>18}" for k in SHOWN))
+    for name, r in reports.items():
+        print(f"{name:<12}" + "".join(f"{r[k]:>18}" for k in SHOWN))
+    return reports
+
+
+def throughput(extractor, utterances: list[str], batch_sizes: list[int]) -> dict[int, float]:
+    out = {}
+    for bs in batch_sizes:
+        start = time.perf_counter()
+        extractor.generate(utterances, batch_size=bs, progress=False)
+        out[bs] = round(len(utterances) / (time.perf_counter() - start), 2)
+        print(f"batch size {bs:>3}: {out[bs]:6.2f} utterances/s ({len(utterances)} utterances)")
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--profile", default="offline")
+    parser.add_argument("--n-gold", type=int, default=100, help="gold turns scored (seeded sample)")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--throughput-n", type=int, default=48, help="utterances timed per batch size")
+    parser.add_argument("--batch-sizes", type=int, nargs="*", default=[1, 8, 16])
+    parser.add_argument("--real-train", type=int, default=300, help="PersonaExt training utterances")
+    parser.add_argument("--real-dev", type=int, default=200, help="PersonaExt dev utterances scored")
+    parser.add_argument("--real-steps", type=int, default=None, help="PersonaExt training steps (default: profile's)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--json", action="store_true", help="also print all results as JSON")
+    args = parser.parse_args(argv)
+    results: dict = {"machine": f"{os.cpu_count()} CPUs", "profile": args.profile}
+
+    print("== shipped gold (data/conversations)")
+    turns = ex.gold_turns(load_conversations(ROOT / "data" / "conversations"), args.n_gold, seed=args.seed)
+    start = time.perf_counter()
+    fine = ex.load_extractor(args.profile)
+    results["adapter ready s"] = round(time.perf_counter() - start, 1)
+    zero = ex.load_extractor(args.profile, zero_shot=True)
+    models = {"zero-shot": zero, "fine-tuned": fine}
+    gold = compare(models, lambda m: ex.evaluate_extractor(m, turns, args.batch_size, progress=False)[0])
+    results["gold"] = gold
+
+    print("\n== throughput (fine-tuned, greedy, batched)")
+    utterances = [t.text for t in turns][: args.throughput_n]
+    results["utterances/s by batch size"] = throughput(fine, utterances, args.batch_sizes)
+
+    real = os.environ.get("GLONG_REAL_DATA")
+    if real and Path(real).is_dir():
+        print("\n== PersonaExt (GLONG_REAL_DATA)")
+        pairs = ex.load_pairs(Path(real) / "personaext" / "personaext_pairs.jsonl")
+        train, dev = ex.split_pairs(pairs, 0.1, args.seed, max_train=args.real_train, max_dev=args.real_dev)
+        start = time.perf_counter()
+        adapter = ex.train_extractor(train, args.profile, max_steps=args.real_steps, seed=args.seed)
+        results["personaext train s"] = round(time.perf_counter() - start, 1)
+        real_models = {"zero-shot": zero, "fine-tuned": ex.load_extractor(args.profile, adapter=adapter)}
+        results["personaext"] = compare(
+            real_models, lambda m: ex.evaluate_on_pairs(m, dev, args.batch_size, progress=False)[0])
+        print(f"trained on {len(train)} utterances, scored on {len(dev)} held-out utterances")
+    else:
+        print("\n(PersonaExt skipped: set GLONG_REAL_DATA to the real data folder)")
+
+    if args.json:
+        print(json.dumps(results, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

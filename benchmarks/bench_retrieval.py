@@ -1,0 +1,165 @@
+"""Retrieval: evidence Recall@1/3/5 and MRR of every method on LoCoMo, and query latency at scale.
+
+1. **LoCoMo** (only when ``GLONG_REAL_DATA`` points at the real data folder): categories 1-4
+   (category 5, adversarial, excluded), every method in one run. The graph methods (``glong``,
+   ``ppr``) need triples, so the fine-tuned extractor runs over each conversation first (cached per
+   conversation; a LoCoMo conversation is ~500 turns, minutes on a CPU). Questions are asked after
+   the last session. G-Long ranks 5 distinct turns here, so its K is 5 and its semantic pool
+   max(5, K) = 5, the paper's.
+2. **Latency** of one ``AssociativeRetriever.retrieve`` (paper settings) on synthetic memories of
+   1k, 10k and 100k edges (``bench_memory.synthetic``: speakers as hubs). Vectors come from a fake
+   encoder (random unit vectors, 384-d), so the numbers measure the retriever, not MiniLM (which
+   adds one query encoding, ~5-10 ms on an idle 2-core CPU). Two query sets: entity names (typical)
+   and speaker names (the worst case: the anchor is a hub whose every edge is a candidate).
+   Personalized PageRank is timed too where it is affordable (up to 10k edges). faiss runs with
+   ``--omp-threads`` OpenMP threads (default 1): a single query gains nothing from threads, and on
+   a busy 2-core machine their spin-waiting tripled the anchor search time at 100k edges
+   (measured: 48 ms with 2 threads, 15 ms with 1, flat search over 46k nodes).
+
+    python benchmarks/bench_retrieval.py                       # both parts (LoCoMo when the data is set)
+    python benchmarks/bench_retrieval.py --skip-locomo --sizes 1000 10000
+    GLONG_REAL_DATA=../shared/data python benchmarks/bench_retrieval.py --skip-latency --conversations 1 --max-turns 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_memory import BATCH, synthetic  # noqa: E402  (the same synthetic memories as the memory benchmark)
+
+from glong_lib.memory import GraphMemory, HashEncoder  # noqa: E402
+from glong_lib.retrieval import METHODS, AssociativeRetriever, PPRRetriever, evaluate_locomo  # noqa: E402
+
+
+class FakeEncoder(HashEncoder):
+    """Random unit vectors, one per distinct string, memoised (so repeated texts cost nothing)."""
+
+    def __init__(self, dim: int = 384):
+        super().__init__(dim)
+        self.seen: dict[str, np.ndarray] = {}
+
+    def encode(self, texts, normalize_embeddings=True, **_):
+        missing = [t for t in dict.fromkeys(texts) if t not in self.seen]
+        if missing:
+            self.seen.update(zip(missing, super().encode(missing, normalize_embeddings=True)))
+        return np.stack([self.seen[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in seconds)
+    return {"p50_ms": round(statistics.median(ms), 2), "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2)}
+
+
+def build(n_edges: int) -> tuple[GraphMemory, list[str], list[str], float]:
+    triples, names = synthetic(n_edges)
+    speakers = sorted({t.subject for t in triples if t.subject.startswith("speaker")})
+    memory = GraphMemory(encoder=FakeEncoder())
+    start = time.perf_counter()
+    for i in range(0, len(triples), BATCH):
+        memory.add_triples(triples[i:i + BATCH], time_s=float(i), session=i // BATCH + 1)
+    return memory, names, speakers, time.perf_counter() - start
+
+
+def time_queries(retriever, queries: list[str], now_s: float) -> list[float]:
+    out = []
+    for q in queries:
+        start = time.perf_counter()
+        retriever.retrieve(q, now_s=now_s)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def latency(sizes: list[int], n_queries: int, seed: int = 0) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for n in sizes:
+        memory, names, speakers, build_s = build(n)
+        glong = AssociativeRetriever(memory, update_access=False)
+        start = time.perf_counter()
+        glong.warm()  # embed every edge once, as a long-running agent would have by now
+        warm_s = time.perf_counter() - start
+        now = float(n)
+        entity_q = [rng.choice([x for x in names if not x.startswith("speaker")]) for _ in range(n_queries)]
+        hub_q = [rng.choice(speakers) for _ in range(max(5, n_queries // 4))]
+        typical = time_queries(glong, entity_q, now)
+        hub = time_queries(glong, hub_q, now)
+        traces = [glong.retrieve(q, now_s=now).trace for q in entity_q[:20]]
+        sizes_seen = [t.sizes()["candidates"] for t in traces]
+        stages = {st: round(statistics.median(t.seconds[st] for t in traces) * 1000, 2) for st in traces[0].seconds}
+        row = {"edges": n, "nodes": memory.graph.number_of_nodes(), "build_s": round(build_s, 1),
+               "warm_s": round(warm_s, 1), "glong": percentiles(typical), "glong (hub anchor)": percentiles(hub),
+               "mean candidates": round(sum(sizes_seen) / len(sizes_seen), 1), "stage p50 ms": stages}
+        if n <= 10_000:
+            ppr = PPRRetriever(memory)
+            ppr.retrieve(entity_q[0], now_s=now)  # builds its undirected graph once
+            row["ppr"] = percentiles(time_queries(ppr, entity_q[: max(5, n_queries // 5)], now))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def locomo(args) -> dict:
+    from glong_lib.models import load_encoder
+
+    path = Path(os.environ["GLONG_REAL_DATA"]) / "locomo" / "locomo_dev.json"
+    methods = args.methods.split(",")
+    extractor = None
+    if any(m in ("glong", "ppr") for m in methods):
+        from glong_lib.extraction import load_extractor
+
+        extractor = load_extractor(args.profile)
+    start = time.perf_counter()
+    result = evaluate_locomo(path, load_encoder(args.profile), methods, ks=(1, 3, 5),
+                             conversations=args.conversations, max_turns=args.max_turns, extractor=extractor)
+    table = result.table()
+    print(f"\nLoCoMo evidence retrieval ({time.perf_counter() - start:.0f} s; conversations: "
+          f"{args.conversations or 'all'}, max turns: {args.max_turns or 'all'})")
+    for row in table:
+        print("  " + "  ".join(f"{k} {v}" for k, v in row.items()))
+    print("  excluded:", result.excluded)
+    return {"metrics": table, "excluded": result.excluded}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 100_000])
+    p.add_argument("--queries", type=int, default=100, help="queries timed per size")
+    p.add_argument("--methods", default=",".join(METHODS))
+    p.add_argument("--conversations", type=int, default=None, help="LoCoMo: the first N conversations")
+    p.add_argument("--max-turns", type=int, default=None, help="LoCoMo: the first N turns of each")
+    p.add_argument("--profile", default="offline")
+    p.add_argument("--skip-latency", action="store_true")
+    p.add_argument("--skip-locomo", action="store_true")
+    p.add_argument("--omp-threads", type=int, default=1, help="faiss OpenMP threads (0: faiss default)")
+    p.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = p.parse_args()
+    if args.omp_threads:
+        import faiss
+
+        faiss.omp_set_num_threads(args.omp_threads)
+    out: dict = {}
+    if not args.skip_locomo:
+        if os.environ.get("GLONG_REAL_DATA"):
+            out["locomo"] = locomo(args)
+        else:
+            print("LoCoMo: skipped (GLONG_REAL_DATA is not set)")
+    if not args.skip_latency:
+        print("\nQuery latency, paper settings (anchors 5, 1 hop, pool 5, K 3), fake 384-d encoder:")
+        out["latency"] = latency(args.sizes, args.queries)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

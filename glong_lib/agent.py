@@ -1,0 +1,372 @@
+"""Dialogue agents behind one interface, so one loop evaluates them all (paper section 4.1.2).
+
+Every agent answers with the paper's prompt (:func:`glong_lib.generation.build_prompt`); they
+differ only in what fills ``<CONTEXT>`` and ``<MEMORY>``:
+
+================  =======================================================  ===========================
+agent             <CONTEXT>                                                <MEMORY>
+================  =======================================================  ===========================
+NoHistoryAgent    nothing (the paper: "current utterance only")            none
+LongContextAgent  every earlier session, raw, then the current one,        none
+                  oldest lines dropped to fit the generator's window
+DenseRAGAgent     the current session so far (C_current)                   top-k past turns, MiniLM
+BM25RAGAgent      the current session so far                               top-k past turns, BM25
+GLongAgent        the current session so far                               top-k triples, Eq. 4
+================  =======================================================  ===========================
+
+Interface: ``start(conversation)`` (new conversation: empty memory, names from its speakers),
+``observe_session(session, conversation)`` (after a session: update memory), and
+``respond(utterance, context, now_s) -> AgentReply``. ``memory_prompt_tokens`` and
+``memory_completion_tokens`` count LLM calls made to *maintain* memory (summaries and the like):
+zero for every agent here, G-Long included, since its extractor and scorer are local models.
+
+The context is the current session so far, the paper's C_current. The released reference code
+never resets it between sessions; :func:`glong_lib.evaluation.run_msc_evaluation` offers that
+behaviour as ``context_scope="dialogue"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence, Union
+
+from .errors import DataError
+from .generation import MEMORY_HEADER, build_prompt, clean_reply, fit_prompt
+from .schema import Conversation, MemoryEdge, Session, Triple, Turn
+
+#: The paper's retrieval settings (Appendix B): anchors, hops, semantic top-N, betas, lambda, K.
+PAPER_RETRIEVAL = dict(anchors=5, hops=1, semantic_top_n=5, betas=(0.5, 0.3, 0.2), lam=1e-7, k=3)
+
+
+@dataclass
+class AgentReply:
+    """A generated reply, its token counts, and the memory lines that went into the prompt."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    memories: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    cached: bool = False
+    dropped_context_lines: int = 0
+    messages: list[dict[str, str]] = field(default_factory=list)
+
+
+def format_turn(turn: Union[Turn, str]) -> str:
+    """A turn as one context line, ``Speaker: text`` (strings pass through).
+
+    >>> format_turn(Turn("S1:1", "Maya", "I moved to Denver."))
+    'Maya: I moved to Denver.'
+    """
+    return turn if isinstance(turn, str) else f"{turn.speaker}: {turn.text}"
+
+
+def memory_lines(messages: list[dict[str, str]], n: int) -> list[str]:
+    """The ``n`` memory lines as the prompt shows them (for inspection and the notebook)."""
+    if n == 0:
+        return []
+    lines = messages[-1]["content"].split("\n")
+    start = lines.index(MEMORY_HEADER.split("\n")[-1]) + 1
+    return lines[start:start + n]
+
+
+class Agent:
+    """The shared loop: pick context lines and memories, build the prompt, fit it, generate."""
+
+    name = "agent"
+
+    def __init__(self, generator, memory_format: str = "arrow", name: Optional[str] = None):
+        self.generator = generator
+        self.memory_format = memory_format
+        if name:
+            self.name = name
+        self.agent_name = "Assistant"
+        self.user_name = "User"
+        self.memory_prompt_tokens = 0
+        self.memory_completion_tokens = 0
+
+    # -- the interface
+    def start(self, conversation: Conversation, agent_name: Optional[str] = None,
+              user_name: Optional[str] = None) -> None:
+        """Begin a conversation: forget everything; the user is ``speakers[0]``, the agent ``speakers[1]``."""
+        if len(conversation.speakers) < 2 and (agent_name is None or user_name is None):
+            raise DataError(f"conversation {conversation.id} has fewer than two speakers")
+        self.user_name = user_name or conversation.speakers[0]
+        self.agent_name = agent_name or conversation.speakers[1]
+        self.reset()
+
+    def reset(self) -> None:
+        """Clear memory (subclasses)."""
+
+    def observe_session(self, session: Session, conversation: Conversation) -> None:
+        """Take in a finished session (subclasses)."""
+
+    def respond(self, utterance: str, context: Sequence[Union[Turn, str]], now_s: float) -> AgentReply:
+        lines = self.context_lines(context)
+        memories = self.memories(utterance, now_s)
+
+        def make(kept: Sequence[str]):
+            return build_prompt(self.agent_name, self.user_name, kept, memories, utterance,
+                                self.memory_format, now_s)
+
+        messages, dropped = fit_prompt(make, lines, self.generator.count_tokens, self.prompt_budget())
+        gen = self.generator.generate(messages)
+        return AgentReply(clean_reply(gen.text, self.agent_name), gen.prompt_tokens, gen.completion_tokens,
+                          memory_lines(messages, len(memories)), gen.seconds, gen.cached, dropped, messages)
+
+    def prompt_budget(self) -> int:
+        """Most prompt tokens the generator takes (its window less the reply's tokens)."""
+        return self.generator.max_prompt_tokens
+
+    # -- what differs between agents
+    def context_lines(self, context: Sequence[Union[Turn, str]]) -> list[str]:
+        return [format_turn(t) for t in context]
+
+    def memories(self, utterance: str, now_s: float) -> list:
+        return []
+
+
+class NoHistoryAgent(Agent):
+    """The lower bound: no memory. By default also no context (the paper: "current utterance
+    only"); ``include_context=True`` keeps the current session, isolating what memory adds."""
+
+    name = "No history"
+
+    def __init__(self, generator, include_context: bool = False, **kwargs):
+        super().__init__(generator, **kwargs)
+        self.include_context = include_context
+
+    def context_lines(self, context):
+        return super().context_lines(context) if self.include_context else []
+
+
+class LongContextAgent(Agent):
+    """The full raw history in the prompt, limited only by the generator's context window
+    (``max_context_tokens`` emulates a smaller one). Oldest lines go first when it overflows."""
+
+    name = "Long context"
+
+    def __init__(self, generator, max_context_tokens: Optional[int] = None, **kwargs):
+        super().__init__(generator, **kwargs)
+        self.max_context_tokens = max_context_tokens
+        self.reset()
+
+    def reset(self) -> None:
+        self.history = []
+        self.seen: set[str] = set()
+
+    def observe_session(self, session, conversation) -> None:
+        self.history.append(f"[Session {session.index}]")
+        self.history.extend(format_turn(t) for t in session.turns)
+        self.seen.update(t.id for t in session.turns)
+
+    def context_lines(self, context):
+        # turns already in the history (a context carried across sessions) are not repeated
+        current = super().context_lines([t for t in context if isinstance(t, str) or t.id not in self.seen])
+        return self.history + (["[Session current]"] if self.history else []) + current
+
+    def prompt_budget(self) -> int:
+        budget = super().prompt_budget()
+        return budget if self.max_context_tokens is None else min(budget, self.max_context_tokens)
+
+
+class _TurnRAGAgent(Agent):
+    """Retrieval over the raw turns of earlier sessions; the top-k turns become the memories."""
+
+    def __init__(self, generator, k: int = 3, **kwargs):
+        super().__init__(generator, **kwargs)
+        self.k = k
+        self.turns: list[Turn] = []
+        self.retriever = None
+
+    def reset(self) -> None:
+        self.turns, self.retriever = [], None
+
+    def observe_session(self, session, conversation) -> None:
+        self.turns.extend(session.turns)
+        self.retriever = self.build_retriever(self.turns)
+
+    def build_retriever(self, turns: list[Turn]):
+        raise NotImplementedError
+
+    def memories(self, utterance, now_s) -> list[str]:
+        if self.retriever is None:
+            return []
+        # each item is a past turn written "Speaker: text" (retrieval.turn_text)
+        return list(self.retriever.retrieve(utterance, now_s, k=self.k).texts)
+
+
+class DenseRAGAgent(_TurnRAGAgent):
+    """Dense retrieval (MiniLM + faiss) over raw past turns: ``retrieval.DenseTurnRetriever``."""
+
+    name = "Dense RAG"
+
+    def __init__(self, generator, encoder=None, **kwargs):
+        super().__init__(generator, **kwargs)
+        self.encoder = encoder
+
+    def build_retriever(self, turns):
+        if self.encoder is None:
+            from .models import load_encoder
+
+            self.encoder = load_encoder()
+        from .retrieval import DenseTurnRetriever
+
+        return DenseTurnRetriever(turns, self.encoder)
+
+
+class BM25RAGAgent(_TurnRAGAgent):
+    """BM25 (rank_bm25) over raw past turns: ``retrieval.BM25TurnRetriever``."""
+
+    name = "BM25 RAG"
+
+    def build_retriever(self, turns):
+        from .retrieval import BM25TurnRetriever
+
+        return BM25TurnRetriever(turns)
+
+
+class TripleSource:
+    """Where G-Long's weighted triples come from, cached per (conversation, session) so several
+    G-Long agents (the ablations) share one extraction and one scoring pass.
+
+    ``mode="gold"`` takes the gold triples stored with each turn (the samples have them; fast and
+    offline); ``mode="model"`` runs the fine-tuned extractor (``extraction.extract_conversation``).
+    Either way the salience scorer (Eq. 1-3) weighs them when ``score`` is true; otherwise every
+    weight is 1 (then the importance term cannot reorder anything).
+    """
+
+    def __init__(self, mode: str = "gold", extractor=None, scorer=None, score: bool = True,
+                 profile: str = "offline", smoke: bool = False, scope: str = "session"):
+        if mode not in ("gold", "model"):
+            raise DataError(f"unknown triple source '{mode}' (choose gold or model)")
+        self.mode, self.score, self.profile, self.smoke, self.scope = mode, score, profile, smoke, scope
+        self._extractor, self._scorer = extractor, scorer
+        self._cache: dict[tuple[str, int], list[Triple]] = {}
+
+    @property
+    def extractor(self):
+        if self._extractor is None:
+            from .extraction import load_extractor
+
+            self._extractor = load_extractor(profile=self.profile, smoke=self.smoke)
+        return self._extractor
+
+    @property
+    def scorer(self):
+        if self._scorer is None:
+            from .salience import load_scorer
+
+            self._scorer = load_scorer(profile=self.profile, smoke=self.smoke)
+        return self._scorer
+
+    def session_triples(self, conversation: Conversation, session: Session) -> list[Triple]:
+        key = (conversation.id, session.index)
+        if key not in self._cache:
+            if self.mode == "gold":
+                triples = [Triple(tr.subject, tr.relation, tr.object, speaker=t.speaker, turn_id=t.id,
+                                  session=session.index, source=t.text)
+                           for t in session.turns for tr in t.triples]
+            else:
+                from .extraction import extract_conversation
+
+                triples = extract_conversation(conversation, self.extractor, sessions=[session.index])
+            if self.score and triples:
+                from .salience import score_conversation
+
+                triples = score_conversation(triples, self.scorer, scope=self.scope)
+            self._cache[key] = triples
+        return self._cache[key]
+
+
+class GLongAgent(Agent):
+    """The G-Long agent. After each session: extract triples, weigh them (Eq. 1-3), insert them
+    into the graph memory. For each reply: associative retrieval (anchors, expansion, semantic
+    top-N, Eq. 4 rerank, top-K) fills ``<MEMORY>``; the current session fills ``<CONTEXT>``.
+
+    Ablations: ``betas=(0.5, 0.0, 0.2)`` (without importance), ``betas=(0.5, 0.3, 0.0)`` (without recency).
+    """
+
+    name = "G-Long"
+
+    def __init__(self, generator, source: Optional[TripleSource] = None, encoder=None,
+                 memory_policy: str = "append", update_access: bool = True, **retrieval):
+        super().__init__(generator, memory_format=retrieval.pop("memory_format", "arrow"),
+                         name=retrieval.pop("name", None))
+        self.source = source or TripleSource("gold")
+        self.encoder = encoder
+        self.memory_policy = memory_policy
+        self.update_access = update_access
+        self.retrieval = {**PAPER_RETRIEVAL, **retrieval}
+        self.memory = None
+        self.retriever = None
+        self.last_result = None
+
+    def reset(self) -> None:
+        if self.encoder is None:
+            from .models import load_encoder
+
+            self.encoder = load_encoder()
+        from .memory import GraphMemory
+
+        self.memory = GraphMemory(encoder=self.encoder, policy=self.memory_policy)
+        self.retriever, self.last_result = None, None
+
+    def observe_session(self, session, conversation) -> None:
+        # each fact enters memory at the time of the turn it came from, on the conversation clock
+        self.memory.add_session(session, self.source.session_triples(conversation, session))
+        # a fresh retriever sees the grown memory (its candidate-embedding cache starts clean)
+        from .retrieval import AssociativeRetriever
+
+        self.retriever = AssociativeRetriever(self.memory, update_access=self.update_access, **self.retrieval)
+
+    def memories(self, utterance, now_s) -> list[MemoryEdge]:
+        if self.retriever is None or not self.memory.edge_ids():
+            return []
+        self.last_result = self.retriever.retrieve(utterance, now_s, k=self.retrieval["k"])
+        return list(self.last_result.triples)
+
+
+def glong_ablations(generator, source: TripleSource, encoder=None, **retrieval) -> dict[str, GLongAgent]:
+    """G-Long and its two ablations, sharing one triple source (one extraction and scoring pass)."""
+    b1, b2, b3 = retrieval.pop("betas", PAPER_RETRIEVAL["betas"])
+    return {
+        "G-Long": GLongAgent(generator, source, encoder, betas=(b1, b2, b3), name="G-Long", **retrieval),
+        "G-Long w/o importance": GLongAgent(generator, source, encoder, betas=(b1, 0.0, b3),
+                                            name="G-Long w/o importance", **retrieval),
+        "G-Long w/o recency": GLongAgent(generator, source, encoder, betas=(b1, b2, 0.0),
+                                         name="G-Long w/o recency", **retrieval),
+    }
+
+
+#: Method keys accepted by :func:`make_agents` (and ``glong eval-msc --methods``).
+METHODS = ("no-history", "long-context", "dense-rag", "bm25-rag", "glong", "glong-no-importance",
+           "glong-no-recency")
+
+
+def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[TripleSource] = None,
+                encoder=None, memory_format: str = "arrow", **retrieval) -> dict[str, Agent]:
+    """The agents for ``methods`` (keys of :data:`METHODS`), named for tables, one generator shared."""
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
+    source = source or TripleSource("gold")
+    glong = glong_ablations(generator, source, encoder, memory_format=memory_format, **retrieval)
+    build = {
+        "no-history": lambda: NoHistoryAgent(generator, memory_format=memory_format),
+        "long-context": lambda: LongContextAgent(generator, memory_format=memory_format),
+        "dense-rag": lambda: DenseRAGAgent(generator, encoder=encoder, memory_format=memory_format,
+                                           k=retrieval.get("k", 3)),
+        "bm25-rag": lambda: BM25RAGAgent(generator, memory_format=memory_format, k=retrieval.get("k", 3)),
+        "glong": lambda: glong["G-Long"],
+        "glong-no-importance": lambda: glong["G-Long w/o importance"],
+        "glong-no-recency": lambda: glong["G-Long w/o recency"],
+    }
+    agents = [build[m]() for m in methods]
+    return {a.name: a for a in agents}
+
+
+__all__ = [
+    "AgentReply", "Agent", "NoHistoryAgent", "LongContextAgent", "DenseRAGAgent", "BM25RAGAgent",
+    "GLongAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "PAPER_RETRIEVAL", "format_turn",
+]

@@ -1,0 +1,162 @@
+"""``glong query MEMDIR "text"``: associative retrieval from a saved memory, optionally traced.
+``glong eval-retrieval``: evidence Recall@k and MRR of every method on LoCoMo or the probes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import DataError
+from .common import add_profile_option, print_table
+
+
+def register(sub) -> None:
+    q = sub.add_parser("query", help="retrieve the top-K triples of a saved memory for an utterance")
+    q.add_argument("memdir", type=Path, help="a folder written by GraphMemory.save (glong memory ...)")
+    q.add_argument("text", help="the current utterance (the query)")
+    q.add_argument("--k", type=int, default=3, help="triples to return (paper: 3)")
+    q.add_argument("--anchors", type=int, default=5, help="anchor entities (paper: 5)")
+    q.add_argument("--hops", type=int, default=1, help="expansion hops (paper: 1)")
+    q.add_argument("--top-n", type=int, default=5, help="semantic pool before the rerank (paper: 5)")
+    q.add_argument("--now", type=float, default=None,
+                   help="query time in seconds on the conversation clock (default: the memory's latest time)")
+    q.add_argument("--save-access", action="store_true",
+                   help="write the refreshed last-access times back to MEMDIR (default: read only)")
+    q.add_argument("--trace", action="store_true", help="also print every stage of the pipeline")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(func=run_query)
+
+    e = sub.add_parser("eval-retrieval", help="evidence Recall@k and MRR of G-Long and the baselines")
+    src = e.add_mutually_exclusive_group(required=True)
+    src.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json layout)")
+    src.add_argument("--probes", nargs="?", type=Path, const=_default_data() / "probes.jsonl",
+                     help="retrieval probes JSONL (default: the shipped data/probes.jsonl)")
+    e.add_argument("--conversations-dir", type=Path, default=_default_data() / "conversations",
+                   help="the conversations the probes refer to (default: data/conversations)")
+    e.add_argument("--methods", default="glong,dense,bm25,ppr", help="comma-separated: glong,dense,bm25,ppr")
+    e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10)")
+    e.add_argument("--hops", type=int, default=1, help="G-Long expansion hops (paper: 1)")
+    e.add_argument("--anchors", type=int, default=5, help="G-Long anchor entities (paper: 5)")
+    e.add_argument("--weights", choices=("uniform", "salience"), default="uniform",
+                   help="probes: edge weights uniform, or Eq. 3 from the salience scorer (loads/trains it)")
+    e.add_argument("--conversations", type=int, default=None, help="LoCoMo: only the first N conversations")
+    e.add_argument("--max-turns", type=int, default=None, help="LoCoMo: only the first N turns of each")
+    e.add_argument("--adapter", type=Path, default=None, help="LoCoMo: extractor LoRA adapter (default: cached)")
+    e.add_argument("--json", action="store_true", help="print JSON")
+    add_profile_option(e)
+    e.set_defaults(func=run_eval)
+
+
+def _default_data() -> Path:
+    from ..notebook_runner import REPO_ROOT
+
+    return REPO_ROOT / "data"
+
+
+# --------------------------------------------------------------------------- query
+
+def run_query(args) -> int:
+    from ..memory import GraphMemory
+    from ..retrieval import AssociativeRetriever
+
+    if not (args.memdir / "memory.json").is_file():
+        raise DataError("not a saved memory folder (no memory.json)", path=args.memdir)
+    memory = GraphMemory.load(args.memdir)
+    eids = memory.edge_ids()
+    if not eids:
+        raise DataError("the memory holds no edges", path=args.memdir)
+    now = args.now if args.now is not None else max(max(memory.edge(e).created_s, memory.edge(e).last_access_s)
+                                                   for e in eids)
+    retriever = AssociativeRetriever(memory, anchors=args.anchors, hops=args.hops, semantic_top_n=args.top_n,
+                                     k=args.k, update_access=args.save_access)
+    result = retriever.retrieve(args.text, now_s=now)
+    if args.save_access:
+        memory.save(args.memdir)
+    if args.json:
+        out = {"query": args.text, "now_s": now, "results": result.rows()}
+        if args.trace:
+            out["trace"] = {**result.trace.to_dict(), "sizes": result.trace.sizes()}
+        print_table(out, as_json=True)
+        return 0
+    if args.trace:
+        _print_trace(result.trace, memory)
+    print_table(result.rows())
+    return 0
+
+
+def _print_trace(trace, memory) -> None:
+    print(f"query: {trace.query!r} at t = {trace.now_s:.0f} s   sizes: {trace.sizes()}")
+    print("1. anchors: " + ", ".join(f"{e} ({s:.3f})" for e, s in trace.anchors))
+    print(f"2. expansion ({trace.params['hops']} hop): {len(trace.candidates)} candidate edges")
+    print(f"3. semantic ranking (S_sem clamped at 0), top {trace.params['semantic_top_n']} kept:")
+    for eid, s in trace.semantic[: trace.params["semantic_top_n"]]:
+        print(f"   {s:.3f}  {memory.edge(eid).text()}")
+    print("4. rerank (Eq. 4: b1*S_sem + b2*w + b3*recency):")
+    for t in trace.rerank:
+        a, b, c = t.parts
+        mark = "*" if t.eid in trace.final else " "
+        print(f" {mark} {t.score:.3f} = {a:.3f} + {b:.3f} + {c:.3f}  {t.text}")
+    print()
+
+
+# --------------------------------------------------------------------------- evaluation
+
+def _ints(text: str, what: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise DataError(f"{what} should be comma-separated integers, got '{text}'") from None
+    if not values or min(values) < 1:
+        raise DataError(f"{what} should be positive integers, got '{text}'")
+    return values
+
+
+def _extractor_or_none(args):
+    """The triple extractor for LoCoMo, or None (with a note) when it cannot be had."""
+    try:
+        from ..extraction import load_extractor
+    except ImportError as e:
+        print(f"note: no triple extractor ({e}); evaluating the turn baselines only", file=sys.stderr)
+        return None
+    return load_extractor(args.profile, adapter=args.adapter)
+
+
+def run_eval(args) -> int:
+    from ..retrieval import METHODS, evaluate_locomo, evaluate_probes
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
+    ks = _ints(args.k, "--k")
+    params = {"hops": args.hops, "anchors": args.anchors}
+    encoder = None
+    if any(m != "bm25" for m in methods):
+        from ..models import load_encoder
+
+        encoder = load_encoder(args.profile)
+    if args.locomo:
+        extractor = _extractor_or_none(args) if any(m in ("glong", "ppr") for m in methods) else None
+        if extractor is None:
+            methods = [m for m in methods if m not in ("glong", "ppr")]
+        if not methods:
+            raise DataError("no method left to evaluate (graph methods need the extractor)")
+        result = evaluate_locomo(args.locomo, encoder, methods, ks, conversations=args.conversations,
+                                 max_turns=args.max_turns, extractor=extractor, glong_params=params)
+    else:
+        from ..loaders import load_conversations, load_probes
+
+        scorer = None
+        if args.weights == "salience":
+            from ..salience import load_scorer
+
+            scorer = load_scorer(args.profile)
+        result = evaluate_probes(load_probes(args.probes), load_conversations(args.conversations_dir), encoder,
+                                 methods, ks, scorer=scorer, glong_params=params)
+    if args.json:
+        print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks)}, as_json=True)
+        return 0
+    print_table(result.table())
+    for why, n in result.excluded.items():
+        print(f"excluded: {n} questions ({why})")
+    return 0

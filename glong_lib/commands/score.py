@@ -1,0 +1,75 @@
+"""``glong score INPUT --out OUT.jsonl``: add salience weights (Eq. 1-3) to an extraction file.
+
+INPUT is what ``glong extract`` writes: one JSON object per turn with ``conversation``,
+``session``, a turn id, ``speaker``, ``text`` and ``triples`` (a list of ``{subject, relation,
+object}``). Each session's triples are summarised and weighed together; every triple gains a
+``weight``. Rows and keys are otherwise written back unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import DataError
+from ..loaders import iter_jsonl
+from ..schema import Triple
+from .common import add_profile_option
+
+
+def register(sub) -> None:
+    p = sub.add_parser("score", help="add attention-aware weights (Eq. 1-3) to extracted triples, per session")
+    p.add_argument("input", type=Path, help="a JSONL file written by 'glong extract'")
+    p.add_argument("--out", type=Path, required=True, help="the JSONL file to write (same rows, triples weighted)")
+    p.add_argument("--scope", choices=("session", "dialogue"), default="session",
+                   help="Eq. 3 divides by the session maximum (paper) or the dialogue maximum (reference code)")
+    p.add_argument("--smoke", action="store_true", help="use the tiny smoke summarizer (tests)")
+    add_profile_option(p)
+    p.set_defaults(func=run)
+
+
+def read_rows(path: Path) -> list[dict]:
+    """Rows of an extraction file, checked: conversation, session and a list of triples."""
+    rows = []
+    for n, row in iter_jsonl(path):
+        where = f"line {n}"
+        for key in ("conversation", "session", "triples"):
+            if key not in row:
+                raise DataError(f"missing key '{key}'", path=path, where=where)
+        if not isinstance(row["triples"], list):
+            raise DataError("'triples' should be a list", path=path, where=where)
+        for k, t in enumerate(row["triples"], start=1):
+            if not isinstance(t, dict) or not all(isinstance(t.get(f), str) for f in ("subject", "relation", "object")):
+                raise DataError(f"triple {k} needs string subject, relation and object", path=path, where=where)
+        rows.append(row)
+    return rows
+
+
+def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
+    """Copies of the rows with a ``weight`` on every triple, each conversation scored on its own."""
+    from ..salience import score_conversation
+
+    out = [dict(r, triples=[dict(t) for t in r["triples"]]) for r in rows]
+    by_conv: dict[str, list[tuple[dict, Triple]]] = {}
+    for row in out:
+        for t in row["triples"]:
+            triple = Triple(t["subject"], t["relation"], t["object"], session=row["session"])
+            by_conv.setdefault(str(row["conversation"]), []).append((t, triple))
+    for items in by_conv.values():
+        weighted = score_conversation([tr for _, tr in items], scorer, scope=scope)
+        for (t, _), w in zip(items, weighted):
+            t["weight"] = round(float(w.weight), 4)
+    return out
+
+
+def run(args) -> int:
+    from ..extraction import save_jsonl
+    from ..salience import load_scorer
+
+    rows = read_rows(args.input)
+    if not any(r["triples"] for r in rows):
+        raise DataError("no triples to score", path=args.input)
+    out = weigh_rows(rows, load_scorer(args.profile, smoke=args.smoke), scope=args.scope)
+    save_jsonl(args.out, out)
+    n = sum(len(r["triples"]) for r in out)
+    print(f"weighted {n} triples in {len(out)} turns -> {args.out.name}")
+    return 0

@@ -1,0 +1,444 @@
+"""End-to-end evaluation of response generation over multi-session conversations (paper section
+4, Tables 1, 6 and 8): BLEU-1..4 and ROUGE-L per reply, prompt and completion tokens, cost.
+
+Metrics (the paper's code scores each reply with nlg-eval against the gold reply, then averages
+over turns, sessions and conversations; so do we):
+
+* BLEU-n is *cumulative* sentence BLEU (uniform weights over 1..n-grams, as nlg-eval's Bleu_n)
+  from ``nltk.translate.bleu_score.sentence_bleu``, with NLTK's ``SmoothingFunction().method1``
+  (an n-gram order with no match counts 0.1 matches instead of 0, so one empty order does not zero
+  the score). Tokens: lower-cased words and punctuation marks (regex ``\\w+|[^\\w\\s]``).
+* ROUGE-L is the LCS F1 of Google's ``rouge_score`` package (its own tokenizer: lower case,
+  alphanumeric tokens; no stemming). nlg-eval uses an LCS F-measure with beta 1.2, so values differ
+  slightly from the paper's tooling.
+
+Worked example (by hand: 5/6 unigrams, 3/5 bigrams, 1/4 trigrams, 0/3 4-grams match; equal
+lengths, so no brevity penalty; the LCS "the cat on the mat" has 5 of 6 tokens):
+
+>>> s = bleu_scores("the cat sat on the mat", "the cat is on the mat")
+>>> [round(s[k], 4) for k in ("b1", "b2", "b3", "b4")]   # 5/6, sqrt(1/2), (1/8)^(1/3), (1/8 * 0.1/3)^(1/4)
+[0.8333, 0.7071, 0.5, 0.2541]
+>>> round(rouge_l("the cat sat on the mat", "the cat is on the mat"), 4)
+0.8333
+
+The runner plays each conversation as the paper does: session 1 only fills memory; in every later
+session each turn of the user (``speakers[0]``) is a query, the agent (``speakers[1]``) answers,
+its gold reply is the reference and is what enters the context; memory is updated after each
+session (but the last, which no query follows).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional, Sequence, Union
+
+from .errors import DataError
+from .schema import Conversation, Session, Turn
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+BLEU_KEYS = ("b1", "b2", "b3", "b4")
+METRIC_KEYS = BLEU_KEYS + ("rougeL",)
+
+
+# --------------------------------------------------------------------------- metrics
+
+def tokenize(text: str, lowercase: bool = True) -> list[str]:
+    """Words and punctuation marks, lower-cased: the tokens BLEU counts.
+
+    >>> tokenize("Hi Leo, I'm back!")
+    ['hi', 'leo', ',', 'i', "'", 'm', 'back', '!']
+    """
+    return _TOKEN.findall(text.lower() if lowercase else text)
+
+
+def bleu_scores(hyp: str, ref: Union[str, Sequence[str]], lowercase: bool = True) -> dict[str, float]:
+    """Cumulative sentence BLEU-1..4 of ``hyp`` against one reference (or several), in [0, 1].
+
+    An empty hypothesis or reference scores 0 (NLTK would warn and return 0 as well).
+    """
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    refs = [ref] if isinstance(ref, str) else list(ref)
+    hyp_tokens = tokenize(hyp, lowercase)
+    ref_tokens = [tokenize(r, lowercase) for r in refs]
+    if not hyp_tokens or not any(ref_tokens):
+        return {k: 0.0 for k in BLEU_KEYS}
+    smooth = SmoothingFunction().method1
+    out = {}
+    for n in range(1, 5):
+        weights = tuple([1.0 / n] * n)
+        out[f"b{n}"] = float(sentence_bleu(ref_tokens, hyp_tokens, weights=weights, smoothing_function=smooth))
+    return out
+
+
+_ROUGE = None
+
+
+def rouge_l(hyp: str, ref: str) -> float:
+    """ROUGE-L F1 (``rouge_score``; longest common subsequence of tokens), in [0, 1]."""
+    global _ROUGE
+    if _ROUGE is None:
+        from rouge_score import rouge_scorer
+
+        _ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    return float(_ROUGE.score(ref, hyp)["rougeL"].fmeasure)
+
+
+def score_reply(hyp: str, ref: str) -> dict[str, float]:
+    """BLEU-1..4 and ROUGE-L of one reply against its gold reference."""
+    return {**bleu_scores(hyp, ref), "rougeL": rouge_l(hyp, ref)}
+
+
+# --------------------------------------------------------------------------- cost
+
+@dataclass(frozen=True)
+class PriceTable:
+    """US dollars per million tokens; default: gpt-4o-mini's list prices (the paper's Table 6)."""
+
+    input_per_m: float = 0.15
+    output_per_m: float = 0.60
+    name: str = "gpt-4o-mini"
+
+
+GPT4O_MINI = PriceTable()
+
+
+def cost_usd(input_tokens: float, output_tokens: float, price: PriceTable = GPT4O_MINI) -> float:
+    """Dollars for ``input_tokens`` in and ``output_tokens`` out.
+
+    The paper's Table 6, MSC, LD-Agent: (15,767 main + 11,352 memory input) tokens in and 5,910
+    generated, per dialogue; times 1,000 dialogues gives its "$7.61 per 1K":
+
+    >>> round(1000 * cost_usd(15767 + 11352, 5910), 2)
+    7.61
+    >>> round(1000 * cost_usd(28058, 0), 2)   # Long context: 4.21
+    4.21
+    """
+    return input_tokens * price.input_per_m / 1e6 + output_tokens * price.output_per_m / 1e6
+
+
+def reduction(ours: float, baseline: float) -> float:
+    """Relative saving of ``ours`` against ``baseline`` (the paper's 63.0% = 1 - 10,380/28,058).
+
+    >>> round(reduction(10380, 28058), 3)
+    0.63
+    """
+    if baseline <= 0:
+        raise DataError("the baseline must be positive to compute a reduction")
+    return 1.0 - ours / baseline
+
+
+# --------------------------------------------------------------------------- the paper's numbers (quoted)
+
+#: Table 1, MSC (N = 500, gpt-4o-mini, x100): per session (S2..S5) BLEU-2, BLEU-3, ROUGE-L, then the average.
+PAPER_TABLE1_MSC = {
+    "No history": [4.64, 1.26, 16.38, 4.35, 1.19, 15.73, 4.06, 1.25, 15.90, 4.59, 1.21, 15.85, 4.56, 1.22, 15.96],
+    "Long context": [5.73, 1.71, 17.31, 5.62, 1.56, 16.99, 5.53, 1.57, 16.60, 5.64, 1.60, 16.66, 5.63, 1.61, 16.89],
+    "MemoryBank": [5.58, 1.76, 17.46, 5.34, 1.52, 16.94, 5.35, 1.51, 16.83, 5.46, 1.49, 16.94, 5.43, 1.57, 17.04],
+    "LD-Agent": [5.84, 1.70, 17.66, 5.78, 1.57, 17.27, 5.68, 1.59, 17.04, 6.03, 1.66, 17.34, 5.83, 1.63, 17.33],
+    "G-Long": [6.35, 2.00, 18.20, 6.25, 1.79, 17.90, 6.39, 1.80, 17.77, 6.59, 1.77, 18.04, 6.40, 1.84, 17.98],
+}
+PAPER_TABLE1_COLUMNS = [f"{s} {m}" for s in ("S2", "S3", "S4", "S5", "Avg") for m in ("B-2", "B-3", "R-L")]
+
+#: Table 6, MSC (N = 500): main tokens, memory input, memory generated (per dialogue), total $ per 1K.
+PAPER_TABLE6_MSC = {
+    "Long context": (28058, 0, 0, 4.21),
+    "MemoryBank": (13742, 14645, 2295, 5.63),
+    "LD-Agent": (15767, 11352, 5910, 7.61),
+    "G-Long": (10380, 0, 0, 1.56),
+}
+PAPER_TABLE6_COLUMNS = ["Main (tokens)", "Memory input", "Memory gen.", "Total cost ($/1K)"]
+
+
+def paper_table1() -> list[dict[str, Any]]:
+    """The paper's Table 1 (MSC) as rows, for display beside ours."""
+    return [{"method": m, **dict(zip(PAPER_TABLE1_COLUMNS, v))} for m, v in PAPER_TABLE1_MSC.items()]
+
+
+def paper_table6() -> list[dict[str, Any]]:
+    """The paper's Table 6 (MSC) as rows, with the cost recomputed from the token counts by
+    :func:`cost_usd` beside the printed one (within a cent: MemoryBank's 5.635 rounds up)."""
+    return [{"method": m, **dict(zip(PAPER_TABLE6_COLUMNS, v)),
+             "recomputed ($/1K)": round(1000 * cost_usd(v[0] + v[1], v[2]), 2)} for m, v in PAPER_TABLE6_MSC.items()]
+
+
+# --------------------------------------------------------------------------- data selection
+
+def sample_conversations(conversations: Sequence[Conversation], n: Optional[int], seed: int = 42) -> list[Conversation]:
+    """``n`` conversations drawn without replacement with ``random.Random(seed)``, kept in their
+    original order (all of them when ``n`` is None or not smaller). Same seed, same sample.
+
+    >>> convs = [Conversation(str(i), ["A", "B"], []) for i in range(10)]
+    >>> [c.id for c in sample_conversations(convs, 3, seed=1)]
+    ['1', '2', '4']
+    """
+    convs = list(conversations)
+    if n is None or n >= len(convs):
+        return convs
+    if n < 1:
+        raise DataError(f"--conversations must be at least 1, got {n}")
+    keep = sorted(random.Random(seed).sample(range(len(convs)), n))
+    return [convs[i] for i in keep]
+
+
+@dataclass
+class Query:
+    """One evaluation step: the user's turn, the gold reply, and the context before the query."""
+
+    session: int
+    query: Turn
+    reference: Turn
+    context: list[Turn]
+
+
+def session_queries(session: Session, user: str, agent: str, limit: Optional[int] = None,
+                    history: Sequence[Turn] = ()) -> list[Query]:
+    """The queries of one session, in order: every user turn that the agent answers next.
+
+    The context of a query is ``history`` (earlier turns to carry along, empty for the paper's
+    C_current) plus every gold turn of this session before it; so each gold reply enters the
+    context of the next query. ``limit`` keeps the first few queries (to budget CPU runs).
+
+    >>> s = Session(2, [Turn("a", "U", "hi"), Turn("b", "A", "hey"), Turn("c", "U", "news?"), Turn("d", "A", "yes")])
+    >>> [(q.query.id, q.reference.id, [t.id for t in q.context]) for q in session_queries(s, "U", "A")]
+    [('a', 'b', []), ('c', 'd', ['a', 'b'])]
+    """
+    out = []
+    turns = session.turns
+    for j, turn in enumerate(turns[:-1]):
+        if turn.speaker == user and turns[j + 1].speaker == agent:
+            out.append(Query(session.index, turn, turns[j + 1], list(history) + turns[:j]))
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+# --------------------------------------------------------------------------- the runner
+
+@dataclass
+class MSCResults:
+    """Everything one evaluation run measured. ``records`` has one row per (method, reply)."""
+
+    records: list[dict[str, Any]]
+    methods: list[str]
+    memory_tokens: dict[str, dict[str, int]]
+    wall_s: dict[str, float]
+    price: PriceTable = GPT4O_MINI
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    # ---- aggregation: mean over turns, then sessions, then conversations (the paper's code)
+    def _session_means(self) -> dict[tuple[str, str, int], dict[str, float]]:
+        groups: dict[tuple[str, str, int], list[dict]] = {}
+        for r in self.records:
+            groups.setdefault((r["method"], r["conversation"], r["session"]), []).append(r)
+        return {k: {m: statistics.fmean(r[m] for r in rows) for m in METRIC_KEYS} for k, rows in groups.items()}
+
+    def per_conversation(self) -> list[dict[str, Any]]:
+        """Per method and conversation: the mean over its sessions of each metric (x100)."""
+        by: dict[tuple[str, str], list[dict[str, float]]] = {}
+        for (method, conv, _), means in self._session_means().items():
+            by.setdefault((method, conv), []).append(means)
+        rows = []
+        for (method, conv), sessions in by.items():
+            row = {"method": method, "conversation": conv}
+            row.update({m: 100 * statistics.fmean(s[m] for s in sessions) for m in METRIC_KEYS})
+            rows.append(row)
+        return rows
+
+    def per_session(self) -> list[dict[str, Any]]:
+        """Per method and evaluated session: each metric (x100) averaged over conversations."""
+        by: dict[tuple[str, int], list[dict[str, float]]] = {}
+        for (method, _, session), means in self._session_means().items():
+            by.setdefault((method, session), []).append(means)
+        rows = []
+        for method in self.methods:
+            for session in sorted({s for (m, s) in by if m == method}):
+                row = {"method": method, "session": session, "conversations": len(by[(method, session)])}
+                row.update({m: 100 * statistics.fmean(x[m] for x in by[(method, session)]) for m in METRIC_KEYS})
+                rows.append(row)
+        return rows
+
+    def summary(self) -> list[dict[str, Any]]:
+        """One row per method: metrics (x100) averaged over sessions then conversations."""
+        convs = self.per_conversation()
+        rows = []
+        for method in self.methods:
+            mine = [r for r in convs if r["method"] == method]
+            row = {"method": method, "replies": sum(1 for r in self.records if r["method"] == method)}
+            row.update({m: statistics.fmean(r[m] for r in mine) if mine else float("nan") for m in METRIC_KEYS})
+            rows.append(row)
+        return rows
+
+    def table1(self) -> list[dict[str, Any]]:
+        """The paper's Table 1 layout: B-2 / B-3 / R-L per session, then the average (x100, 2 dp)."""
+        sessions = sorted({r["session"] for r in self.records})
+        per = {(r["method"], r["session"]): r for r in self.per_session()}
+        summary = {r["method"]: r for r in self.summary()}
+        rows = []
+        for method in self.methods:
+            row: dict[str, Any] = {"method": method}
+            for s in sessions:
+                cell = per.get((method, s))
+                for key, label in (("b2", "B-2"), ("b3", "B-3"), ("rougeL", "R-L")):
+                    row[f"S{s} {label}"] = round(cell[key], 2) if cell else ""
+            for key, label in (("b2", "B-2"), ("b3", "B-3"), ("rougeL", "R-L")):
+                row[f"Avg {label}"] = round(summary[method][key], 2)
+            rows.append(row)
+        return rows
+
+    def tokens(self) -> list[dict[str, Any]]:
+        """The paper's Table 6 layout plus per-reply figures. "Main" = prompt tokens of reply
+        generation per conversation; "Memory input/gen." = tokens of LLM calls that maintain
+        memory; cost per 1K conversations counts Main and memory input at the input price and
+        memory generation at the output price (as the paper's numbers do; reply tokens are
+        shown separately and priced in the last column)."""
+        n_conv = max(1, len({r["conversation"] for r in self.records}))
+        rows = []
+        for method in self.methods:
+            mine = [r for r in self.records if r["method"] == method]
+            if not mine:
+                continue
+            prompt = sum(r["prompt_tokens"] for r in mine)
+            completion = sum(r["completion_tokens"] for r in mine)
+            mem = self.memory_tokens.get(method, {"input": 0, "output": 0})
+            main = prompt / n_conv
+            paper_cost = cost_usd(main + mem["input"] / n_conv, mem["output"] / n_conv, self.price)
+            all_cost = cost_usd((prompt + mem["input"]) / n_conv, (completion + mem["output"]) / n_conv, self.price)
+            rows.append({
+                "method": method,
+                "prompt tokens / reply": round(prompt / len(mine), 1),
+                "completion tokens / reply": round(completion / len(mine), 1),
+                "Main (tokens / conv.)": round(main, 1),
+                "Memory input": round(mem["input"] / n_conv, 1),
+                "Memory gen.": round(mem["output"] / n_conv, 1),
+                "Total cost ($/1K conv.)": round(1000 * paper_cost, 3),
+                "with replies ($/1K conv.)": round(1000 * all_cost, 3),
+                "wall s": round(self.wall_s.get(method, 0.0), 1),
+                "cached replies": sum(1 for r in mine if r.get("cached")),
+            })
+        return rows
+
+    def compare(self, method: str, baseline: str, metrics: Sequence[str] = ("b2", "rougeL")) -> dict[str, Any]:
+        """``method`` against ``baseline``: prompt-token reduction, and for each metric the mean
+        difference over conversations (x100) with its standard deviation and range."""
+        convs = {(r["method"], r["conversation"]): r for r in self.per_conversation()}
+        ids = sorted({c for (m, c) in convs if m == method} & {c for (m, c) in convs if m == baseline})
+        if not ids:
+            raise DataError(f"no conversation has results for both '{method}' and '{baseline}'")
+        prompt = {m: sum(r["prompt_tokens"] for r in self.records if r["method"] == m) for m in (method, baseline)}
+        out: dict[str, Any] = {"method": method, "baseline": baseline, "conversations": len(ids),
+                               "prompt-token reduction": reduction(prompt[method], prompt[baseline])}
+        for m in metrics:
+            diffs = [convs[(method, c)][m] - convs[(baseline, c)][m] for c in ids]
+            out[m] = {"method": statistics.fmean(convs[(method, c)][m] for c in ids),
+                      "baseline": statistics.fmean(convs[(baseline, c)][m] for c in ids),
+                      "diff mean": statistics.fmean(diffs),
+                      "diff sd": statistics.stdev(diffs) if len(diffs) > 1 else 0.0,
+                      "diff min": min(diffs), "diff max": max(diffs),
+                      "method wins": sum(d > 0 for d in diffs)}
+        return out
+
+    def same_memories(self, method: str, other: str) -> float:
+        """Share of queries for which two methods put the same memory lines in the prompt (how
+        often an ablation changes what G-Long retrieves at all)."""
+        a = {(r["conversation"], r["turn_id"]): r["memories"] for r in self.records if r["method"] == method}
+        b = {(r["conversation"], r["turn_id"]): r["memories"] for r in self.records if r["method"] == other}
+        keys = a.keys() & b.keys()
+        if not keys:
+            raise DataError(f"no query has results for both '{method}' and '{other}'")
+        return sum(a[k] == b[k] for k in keys) / len(keys)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "price": asdict(self.price), "summary": self.summary(),
+                "per_session": self.per_session(), "table1": self.table1(), "tokens": self.tokens(),
+                "records": self.records}
+
+    def to_json(self, indent: int = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, default=_jsonable)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return str(x)
+
+
+def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversation],
+                       turns_per_session: Optional[int] = None, max_sessions: Optional[int] = None,
+                       context_scope: str = "session", price: PriceTable = GPT4O_MINI,
+                       progress: bool = True) -> MSCResults:
+    """Play every conversation with every agent and score each reply (see the module docstring).
+
+    ``turns_per_session`` keeps the first few queries of each evaluated session and
+    ``max_sessions`` the first few sessions (both to budget CPU runs); ``context_scope`` is
+    ``"session"`` (the paper's C_current) or ``"dialogue"`` (the reference code, which never resets
+    it: every turn since the first evaluated session). Memory is updated after every session but
+    the last (nothing is asked after it). Memory-maintenance tokens are read from
+    each agent's ``memory_prompt_tokens``/``memory_completion_tokens`` after each conversation.
+    """
+    from tqdm.auto import tqdm
+
+    if context_scope not in ("session", "dialogue"):
+        raise DataError(f"unknown context scope '{context_scope}' (choose session or dialogue)")
+    if not conversations:
+        raise DataError("no conversations to evaluate")
+    for conv in conversations:
+        if len(conv.sessions) < 2:
+            raise DataError(f"conversation {conv.id} has {len(conv.sessions)} session(s); need 2 or more")
+    records: list[dict[str, Any]] = []
+    memory = {name: {"input": 0, "output": 0} for name in agents}
+    wall = {name: 0.0 for name in agents}
+    bar = tqdm(total=len(conversations) * len(agents), desc="conversations x methods", disable=not progress)
+    for conv in conversations:
+        user, agent_speaker = conv.speakers[0], conv.speakers[1]
+        sessions = conv.sessions[:max_sessions] if max_sessions else conv.sessions
+        for name, agent in agents.items():
+            start = time.perf_counter()
+            agent.start(conv)
+            before = (getattr(agent, "memory_prompt_tokens", 0), getattr(agent, "memory_completion_tokens", 0))
+            records.extend(_play(agent, name, conv, sessions, user, agent_speaker, turns_per_session, context_scope))
+            # agents may keep counting across conversations: add only this conversation's share
+            memory[name]["input"] += int(getattr(agent, "memory_prompt_tokens", 0) - before[0])
+            memory[name]["output"] += int(getattr(agent, "memory_completion_tokens", 0) - before[1])
+            wall[name] += time.perf_counter() - start
+            bar.update(1)
+    bar.close()
+    settings = {"conversations": len(conversations), "turns_per_session": turns_per_session,
+                "max_sessions": max_sessions, "context_scope": context_scope}
+    return MSCResults(records, list(agents), memory, wall, price, settings)
+
+
+def _play(agent, name: str, conv: Conversation, sessions: Sequence[Session], user: str, agent_speaker: str,
+          limit: Optional[int], context_scope: str) -> list[dict[str, Any]]:
+    """One agent through one conversation: observe session 1, then answer and observe the rest."""
+    rows = []
+    carried: list[Turn] = []  # earlier evaluated turns, for context_scope="dialogue"
+    for i, session in enumerate(sessions):
+        if i > 0:
+            for q in session_queries(session, user, agent_speaker, limit,
+                                     carried if context_scope == "dialogue" else ()):
+                reply = agent.respond(q.query.text, q.context, q.query.time_s)
+                rows.append({"method": name, "conversation": conv.id, "session": session.index,
+                             "turn_id": q.query.id, "context_turns": len(q.context),
+                             "query": q.query.text, "reference": q.reference.text,
+                             "reply": reply.text, **score_reply(reply.text, q.reference.text),
+                             "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                             "memories": reply.memories, "seconds": reply.seconds, "cached": reply.cached,
+                             "dropped_context_lines": reply.dropped_context_lines})
+            carried.extend(session.turns)
+        if i < len(sessions) - 1:  # nothing is asked after the last session: no update needed
+            agent.observe_session(session, conv)
+    return rows
+
+
+__all__ = [
+    "tokenize", "bleu_scores", "rouge_l", "score_reply", "PriceTable", "GPT4O_MINI", "cost_usd", "reduction",
+    "PAPER_TABLE1_MSC", "PAPER_TABLE6_MSC", "paper_table1", "paper_table6",
+    "sample_conversations", "Query", "session_queries", "MSCResults", "run_msc_evaluation",
+]

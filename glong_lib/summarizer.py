@@ -1,0 +1,323 @@
+"""The summarizer whose cross-attention weighs triples: the paper's T5, or one the suite trains.
+
+No encoder-decoder checkpoint can be installed offline, so the ``offline`` profile trains its
+own with transformers' ``Seq2SeqTrainer`` and caches it (key: config + data hash + steps):
+
+* ``arch="t5"``: a small T5 (``T5Config``, a few layers, d_model 256) trained from scratch, with
+  the bundled MiniLM's fast WordPiece tokenizer (offsets are needed for the triple spans).
+* ``arch="minilm-ed"``: an ``EncoderDecoderModel`` warm-started from MiniLM on both sides; its
+  cross-attention starts untrained (``freeze=True`` trains only the cross-attention and the head).
+
+Training pairs come from ``data/summaries.jsonl`` (dialogue -> summary, plus *linearised gold
+triples* -> summary, the input the scorer really sees) minus a seeded held-out split, and, when
+a real-data folder is given, SAMSum test and DialogSum dev (dialogue -> summary).
+The ``hub`` and ``paper`` profiles load ``chanifrusydi/t5-dialogue-summarization`` through
+:func:`glong_lib.models.resolve_model`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .errors import DataError
+from .loaders import load_summary_pairs
+from .models import SUITE_SUMMARIZER, cache_dir, choose_device, get_profile, minilm_path, resolve_model, seed_everything
+from .salience import linearise_triples
+from .schema import SummaryPair
+
+SHIPPED_SUMMARIES = Path(__file__).resolve().parent.parent / "data" / "summaries.jsonl"
+ARCHS = ("t5", "minilm-ed")
+
+
+@dataclass(frozen=True)
+class SummarizerConfig:
+    """Everything that changes the trained summarizer (part of its cache key)."""
+
+    arch: str = "t5"
+    d_model: int = 128
+    num_layers: int = 2
+    num_heads: int = 4
+    d_ff: int = 512
+    steps: int = 600
+    batch_size: int = 16
+    learning_rate: float = 1e-3
+    warmup_steps: int = 100
+    max_source_tokens: int = 256
+    max_target_tokens: int = 64
+    # which sources to pair with each summary: the scorer reads linearised triples, so those first;
+    # ("triples", "dialogue") doubles the training cost on CPU
+    inputs: tuple[str, ...] = ("triples",)
+    n_test: int = 30
+    freeze: bool = False  # minilm-ed only: train cross-attention and head, keep MiniLM frozen
+    permutations: int = 3  # shuffled copies of each triples source (as written, the central facts come first)
+    vocab: str = "corpus"  # t5 only: "corpus" = MiniLM's word pieces seen in the data (~3k), "minilm" = all 30k
+    seed: int = 42
+
+
+DEFAULT_CONFIG = SummarizerConfig()
+SMOKE_CONFIG = replace(DEFAULT_CONFIG, d_model=64, num_layers=2, num_heads=2, d_ff=128, steps=12,
+                       batch_size=8, warmup_steps=2, permutations=1)
+
+
+# --------------------------------------------------------------------------- data
+
+def shipped_summary_pairs(path: Path = SHIPPED_SUMMARIES) -> list[SummaryPair]:
+    """The project's dialogue -> summary pairs with gold triples."""
+    return load_summary_pairs(path)
+
+
+def real_summary_pairs(folder: Path) -> list[SummaryPair]:
+    """SAMSum test and DialogSum dev from the real-data folder (DialogSum test stays unseen)."""
+    folder = Path(folder) / "summaries"
+    return load_summary_pairs(folder / "samsum_test_819.json") + load_summary_pairs(folder / "dialogsum_dev.jsonl")
+
+
+def split_pairs(pairs: Sequence[SummaryPair], n_test: int = 30, seed: int = 42) -> tuple[list, list]:
+    """Seeded (train, test) split; the test side keeps only pairs with gold triples.
+
+    >>> tr, te = split_pairs([SummaryPair(str(i), "d", "s") for i in range(5)], n_test=2)
+    >>> len(tr), len(te)
+    (5, 0)
+    """
+    with_triples = sorted((p for p in pairs if p.triples), key=lambda p: p.id)
+    random.Random(seed).shuffle(with_triples)
+    test = with_triples[:n_test]
+    test_ids = {p.id for p in test}
+    return [p for p in pairs if p.id not in test_ids], test
+
+
+def training_examples(pairs: Sequence[SummaryPair], inputs: Sequence[str], permutations: int = 1,
+                      seed: int = 42) -> list[tuple[str, str]]:
+    """(source, summary) pairs: the dialogue and/or the linearised gold triples as source.
+
+    ``permutations > 1`` adds seeded shuffles of each triple list, so the model cannot learn
+    "the first triples are the ones the summary talks about" (how the shipped pairs are written).
+
+    >>> from glong_lib.schema import Triple
+    >>> training_examples([SummaryPair("1", "A: hi", "A greets.", [Triple("A", "say", "hi")])], ["triples"])
+    [('A say hi. ', 'A greets.')]
+    """
+    rng = random.Random(seed)
+    for name in inputs:
+        if name not in ("triples", "dialogue"):
+            raise DataError(f"unknown summarizer input '{name}' (choose triples or dialogue)")
+    out = []
+    for p in pairs:
+        if "triples" in inputs and p.triples:
+            out.append((linearise_triples(p.triples)[0], p.summary))
+            for _ in range(permutations - 1):
+                out.append((linearise_triples(rng.sample(p.triples, len(p.triples)))[0], p.summary))
+        if "dialogue" in inputs:
+            out.append((p.dialogue, p.summary))
+    return out
+
+
+def data_hash(examples: Sequence[tuple[str, str]]) -> str:
+    h = hashlib.sha256()
+    for src, tgt in examples:
+        h.update(src.encode() + b"\0" + tgt.encode() + b"\1")
+    return h.hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------- models
+
+def minilm_tokenizer():
+    """The bundled MiniLM's fast WordPiece tokenizer ([PAD]=0, [SEP]=end of summary)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(minilm_path()))
+
+
+def corpus_tokenizer(texts: Sequence[str]):
+    """MiniLM's WordPiece tokenizer cut down to the pieces the training texts use, plus every
+    ASCII character (so unseen words still split into pieces). The output layer of a model
+    trained from scratch shrinks about tenfold, which is most of its CPU cost; the vocabulary is
+    a deterministic function of the texts (kept in the original id order)."""
+    import string
+
+    base = minilm_tokenizer()
+    seen = {i for text in texts for i in base(text, add_special_tokens=False).input_ids}
+    vocab = base.get_vocab()
+    chars = [c for c in string.ascii_lowercase + string.digits + string.punctuation]
+    keep = set(base.all_special_ids) | seen | {vocab[w] for c in chars for w in (c, "##" + c) if w in vocab}
+    by_id = {i: w for w, i in vocab.items()}
+    return type(base)(vocab={by_id[i]: n for n, i in enumerate(sorted(keep))}, do_lower_case=True)
+
+
+def build_model(config: SummarizerConfig, tokenizer):
+    """A fresh small T5, or the MiniLM encoder-decoder, with ids set for generation."""
+    if config.arch == "t5":
+        from transformers import T5Config, T5ForConditionalGeneration
+
+        cfg = T5Config(vocab_size=len(tokenizer), d_model=config.d_model, d_kv=config.d_model // config.num_heads,
+                       d_ff=config.d_ff, num_layers=config.num_layers, num_decoder_layers=config.num_layers,
+                       num_heads=config.num_heads, pad_token_id=tokenizer.pad_token_id,
+                       eos_token_id=tokenizer.sep_token_id, decoder_start_token_id=tokenizer.pad_token_id,
+                       attn_implementation="eager")
+        model = T5ForConditionalGeneration(cfg)
+    elif config.arch == "minilm-ed":
+        from transformers import EncoderDecoderModel
+
+        path = str(minilm_path())
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)
+        model.config.decoder_start_token_id = tokenizer.cls_token_id
+        model.config.pad_token_id = tokenizer.pad_token_id
+        model.config.eos_token_id = tokenizer.sep_token_id
+        if config.freeze:
+            for name, param in model.named_parameters():
+                param.requires_grad = "crossattention" in name or "cls" in name
+    else:
+        raise DataError(f"unknown summarizer arch '{config.arch}' (choose from {', '.join(ARCHS)})")
+    gen = model.generation_config
+    gen.decoder_start_token_id = model.config.decoder_start_token_id
+    gen.pad_token_id, gen.eos_token_id = tokenizer.pad_token_id, tokenizer.sep_token_id
+    return model
+
+
+def encode_examples(examples, tokenizer, config: SummarizerConfig) -> list[dict]:
+    """Token ids: sources without special tokens (as the scorer reads them), summaries + [SEP]."""
+    rows = []
+    for src, tgt in examples:
+        ids = tokenizer(src, add_special_tokens=False, truncation=True, max_length=config.max_source_tokens).input_ids
+        labels = tokenizer(tgt, add_special_tokens=False).input_ids[: config.max_target_tokens - 1]
+        rows.append({"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels + [tokenizer.sep_token_id]})
+    return rows
+
+
+def train_summarizer(config: SummarizerConfig, examples, out_dir: Path, progress: bool = True) -> dict:
+    """Train with ``Seq2SeqTrainer`` and save model + tokenizer + meta.json to ``out_dir`` (atomic)."""
+    from datasets import Dataset
+    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+    if not examples:
+        raise DataError("no training pairs for the summarizer")
+    seed_everything(config.seed)
+    use_corpus = config.arch == "t5" and config.vocab == "corpus"
+    tok = corpus_tokenizer([t for pair in examples for t in pair]) if use_corpus else minilm_tokenizer()
+    model = build_model(config, tok)
+    tmp = Path(str(out_dir) + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    args = Seq2SeqTrainingArguments(
+        output_dir=str(tmp / "trainer"), max_steps=config.steps, per_device_train_batch_size=config.batch_size,
+        learning_rate=config.learning_rate, warmup_steps=config.warmup_steps, weight_decay=0.01,
+        logging_steps=max(1, config.steps // 20), save_strategy="no", report_to="none", seed=config.seed,
+        use_cpu=choose_device() == "cpu", dataloader_num_workers=0, disable_tqdm=not progress)
+    trainer = Seq2SeqTrainer(model=model, args=args, train_dataset=Dataset.from_list(encode_examples(examples, tok, config)),
+                             data_collator=DataCollatorForSeq2Seq(tok, model=model, label_pad_token_id=-100))
+    start = time.perf_counter()
+    result = trainer.train()
+    meta = {"config": asdict(config), "examples": len(examples), "train_loss": round(result.training_loss, 4),
+            "seconds": round(time.perf_counter() - start, 1),
+            "loss_curve": [round(h["loss"], 4) for h in trainer.state.log_history if "loss" in h]}
+    shutil.rmtree(tmp / "trainer", ignore_errors=True)
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.replace(tmp, out_dir)
+    return meta
+
+
+def offline_summarizer_dir(smoke: bool = False, config: Optional[SummarizerConfig] = None,
+                           real_data: Optional[Path] = None, progress: bool = True) -> Path:
+    """The cached offline summarizer's folder, training it first when missing."""
+    config = config or (SMOKE_CONFIG if smoke else DEFAULT_CONFIG)
+    train, _ = split_pairs(shipped_summary_pairs(), config.n_test, config.seed)
+    examples = training_examples(train, config.inputs, config.permutations, config.seed)
+    if real_data is not None:
+        examples += training_examples(real_summary_pairs(real_data), ["dialogue"])
+    key = hashlib.sha256(json.dumps([asdict(config), data_hash(examples)]).encode()).hexdigest()[:12]
+    out = cache_dir("summarizer") / f"{config.arch}-{config.steps}steps-{key}"
+    if not (out / "meta.json").is_file():
+        train_summarizer(config, examples, out, progress=progress)
+    return out
+
+
+def load_seq2seq(path: str | Path, device: Optional[str] = None):
+    """Fast tokenizer and encoder-decoder from a folder, with eager attention (weights returned)."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(path))
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(path), attn_implementation="eager")
+    return tok, model.to(choose_device(device)).eval()
+
+
+def load_summarizer(profile: str = "offline", smoke: bool = False, config: Optional[SummarizerConfig] = None,
+                    real_data: Optional[Path] = None, device: Optional[str] = None):
+    """``(tokenizer, model, name)`` of a profile's summarizer (offline: trained and cached here)."""
+    p = get_profile(profile)
+    if p.summarizer == SUITE_SUMMARIZER:
+        path = offline_summarizer_dir(smoke=smoke, config=config, real_data=real_data)
+        return (*load_seq2seq(path, device), f"suite {path.name}")
+    return (*load_seq2seq(resolve_model(p.summarizer), device), p.summarizer)
+
+
+def summarizer_meta(path: Path) -> dict:
+    return json.loads((Path(path) / "meta.json").read_text())
+
+
+# --------------------------------------------------------------------------- ROUGE
+
+def rouge_l(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Mean ROUGE-L F1 over pairs (``glong_lib.evaluation.rouge_l`` on each).
+
+    >>> round(rouge_l(["maya moves to denver"], ["Maya moves to Denver."]), 3)
+    1.0
+    """
+    from .evaluation import rouge_l as one_rouge_l
+
+    scores = [one_rouge_l(h, r) for h, r in zip(hypotheses, references)]
+    return sum(scores) / max(1, len(scores))
+
+
+def best_fixed_summary(train: Sequence[SummaryPair], limit: int = 60) -> str:
+    """The baseline sentence: the training summary with the best mean ROUGE-L against the others."""
+    pool = [p.summary for p in train][:limit]
+    return max(pool, key=lambda s: rouge_l([s] * len(pool), pool))
+
+
+def generate_summaries(tokenizer, model, sources: Sequence[str], num_beams: int = 4, max_new_tokens: int = 48,
+                       max_source_tokens: int = 256, progress: bool = True) -> list[str]:
+    """Beam-search summaries, one source at a time (no padding effects on CPU)."""
+    import torch
+    from tqdm.auto import tqdm
+
+    out = []
+    device = next(model.parameters()).device
+    for src in tqdm(sources, desc="summaries", disable=not progress):
+        ids = tokenizer(src, add_special_tokens=False, truncation=True, max_length=max_source_tokens,
+                        return_tensors="pt").input_ids.to(device)
+        with torch.no_grad():
+            gen = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), num_beams=num_beams,
+                                 max_new_tokens=max_new_tokens, min_new_tokens=5, early_stopping=True, do_sample=False)
+        out.append(tokenizer.decode(gen[0], skip_special_tokens=True).strip())
+    return out
+
+
+def rouge_report(tokenizer, model, test: Sequence[SummaryPair], train: Sequence[SummaryPair],
+                 inputs: Sequence[str] = ("triples", "dialogue"), progress: bool = True) -> list[dict]:
+    """ROUGE-L of the summarizer on held-out pairs (dialogue and triple inputs) beside the best
+    fixed sentence from the training summaries."""
+    refs = [p.summary for p in test]
+    fixed = best_fixed_summary(train)
+    rows = [{"summarizer input": "fixed sentence (baseline)", "ROUGE-L": round(rouge_l([fixed] * len(refs), refs), 3)}]
+    for name in inputs:
+        sources = [s for s, _ in training_examples(test, [name])]
+        hyps = generate_summaries(tokenizer, model, sources, progress=progress)
+        rows.append({"summarizer input": name, "ROUGE-L": round(rouge_l(hyps, refs), 3)})
+    return rows
+
+
+__all__ = [
+    "SummarizerConfig", "DEFAULT_CONFIG", "SMOKE_CONFIG", "ARCHS", "shipped_summary_pairs", "real_summary_pairs",
+    "split_pairs", "training_examples", "build_model", "train_summarizer", "offline_summarizer_dir", "load_seq2seq",
+    "load_summarizer", "summarizer_meta", "rouge_l", "best_fixed_summary", "generate_summaries", "rouge_report",
+]

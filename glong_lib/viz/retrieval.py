@@ -1,0 +1,120 @@
+"""Pictures of associative retrieval: the retrieved subgraph highlighted on the memory graph
+(anchors, expanded edges, semantic pool, final top-K), the Eq. 4 terms of each candidate as
+stacked bars, and Recall@k curves per method (with the paper's LongMemEval curves for context)."""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+import matplotlib.pyplot as plt
+import networkx as nx
+from matplotlib.lines import Line2D
+
+from ..retrieval import RetrievalTrace
+from .graph import draw_memory, layout, select_edges
+
+ANCHOR_COLOUR = "#c0392b"
+POOL_COLOUR = "#f39c12"
+FINAL_COLOUR = "#c0392b"
+TERM_COLOURS = ("#3b6ea8", "#f2c14e", "#2a9d3f")  # semantic, weight, recency
+
+
+def _short(text: str, width: int = 38) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, seed: int = 42,
+                   speakers: Sequence[str] = (), title: Optional[str] = None):
+    """The expanded neighbourhood of the anchors (blue, drawn by ``viz.graph.draw_memory``), with the
+    anchors outlined red and labelled with their cosine, the semantic pool in orange and the final
+    top-K in thick red. Returns the figure."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 7.5))
+    anchors = [e for e, _ in trace.anchors]
+    hops = int(trace.params.get("hops", 1))
+    eids = select_edges(memory, anchors, hops=hops, max_nodes=max_nodes)
+    extra = [e for e in trace.pool if e not in eids]  # the pool is always drawn, even past max_nodes
+    pos = layout(memory, eids + extra, seed=seed)
+    draw_memory(memory, ax=ax, entities=anchors, hops=hops, max_nodes=max_nodes, pos=pos,
+                edge_labels=False, speakers=speakers, seed=seed, title="")
+    g = nx.MultiDiGraph()
+    for e in trace.pool:
+        m = memory.edge(e)
+        g.add_edge(m.subject, m.object, key=e)
+    for group, colour, width in ((set(trace.pool) - set(trace.final), POOL_COLOUR, 3.0),
+                                 (set(trace.final), FINAL_COLOUR, 4.5)):
+        edges = [(memory.edge(e).subject, memory.edge(e).object) for e in trace.pool if e in group]
+        nx.draw_networkx_edges(g, pos, edgelist=edges, ax=ax, edge_color=colour, width=width, arrows=True,
+                               arrowsize=14, node_size=300, alpha=0.9)
+    shown = [a for a in anchors if a in pos]
+    nx.draw_networkx_nodes(g, pos, nodelist=shown, ax=ax, node_size=520, node_color="none",
+                           edgecolors=ANCHOR_COLOUR, linewidths=2.5)
+    ys = [y for _, y in pos.values()] or [0.0]
+    dy = 0.07 * ((max(ys) - min(ys)) or 1.0)
+    for name, score in trace.anchors:
+        if name in pos:
+            ax.text(pos[name][0], pos[name][1] - dy, f"anchor {score:.2f}", color=ANCHOR_COLOUR, fontsize=7,
+                    ha="center", va="top")
+    handles = [Line2D([], [], marker="o", ls="", mfc="none", mec=ANCHOR_COLOUR, mew=2, ms=10, label="anchor"),
+               Line2D([], [], color="#3b6ea8", lw=1.5, label=f"expanded ({len(trace.candidates)} edges)"),
+               Line2D([], [], color=POOL_COLOUR, lw=3, label=f"semantic top-{len(trace.pool)}"),
+               Line2D([], [], color=FINAL_COLOUR, lw=4.5, label=f"final top-{len(trace.final)} (Eq. 4)")]
+    ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.85)
+    ax.set_title(title if title is not None else f"query: {_short(trace.query, 70)!r}", fontsize=10)
+    return ax.figure
+
+
+def plot_rerank_terms(trace: RetrievalTrace, ax=None, title: Optional[str] = None):
+    """One horizontal bar per candidate of the semantic pool, split into Eq. 4's three weighted
+    terms (b1*S_sem, b2*w, b3*recency), best first; the final top-K are marked with a star."""
+    rows = trace.rerank
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 0.55 * max(3, len(rows)) + 1.2))
+    labels = [("★ " if t.eid in trace.final else "   ") + _short(t.text) for t in rows]
+    y = list(range(len(rows)))[::-1]
+    left = [0.0] * len(rows)
+    b1, b2, b3 = trace.params.get("betas", (0.5, 0.3, 0.2))
+    names = (f"{b1:g}·S_sem", f"{b2:g}·weight", f"{b3:g}·recency")
+    for i, (name, colour) in enumerate(zip(names, TERM_COLOURS)):
+        values = [t.parts[i] for t in rows]
+        ax.barh(y, values, left=left, color=colour, label=name, edgecolor="white")
+        left = [a + b for a, b in zip(left, values)]
+    for yi, t in zip(y, rows):
+        ax.text(t.score + 0.01, yi, f"{t.score:.3f}", va="center", fontsize=8)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_xlim(0, max([t.score for t in rows] + [0.1]) * 1.15)
+    ax.set_xlabel("S_final (Eq. 4)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(title or "Rerank terms of the semantic pool (★ = returned)", fontsize=10)
+    return ax.figure
+
+
+def plot_recall_curves(curves: Mapping[str, Mapping[int, float]], ax=None, paper: Optional[Mapping] = None,
+                       title: str = "Evidence Recall@k", paper_label: str = "paper, LME"):
+    """Recall@k per method (``{method: {k: recall}}``, solid), and optionally the paper's curves
+    (dashed, grey tones) for context."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    for method, points in curves.items():
+        ks = sorted(points)
+        ax.plot(ks, [points[k] for k in ks], marker="o", lw=2, label=method)
+    greys = ("#555555", "#888888", "#aaaaaa", "#cccccc")
+    for (method, points), colour in zip((paper or {}).items(), greys * 3):
+        ks = sorted(points)
+        ax.plot(ks, [points[k] for k in ks], ls="--", marker=".", color=colour, label=f"{method} ({paper_label})")
+    ax.set_xlabel("k (distinct evidence turns retrieved)")
+    ax.set_ylabel("Recall@k")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(title, fontsize=10)
+    return ax.figure
+
+
+def curves_from(evaluation) -> dict[str, dict[int, float]]:
+    """``{method: {k: Recall@k}}`` from a ``retrieval.EvidenceEvaluation``."""
+    return {m: dict(zip(*evaluation.recall_curve(m))) for m in evaluation.metrics}
+
+
+__all__ = ["draw_retrieval", "plot_rerank_terms", "plot_recall_curves", "curves_from"]

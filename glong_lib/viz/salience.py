@@ -1,0 +1,122 @@
+"""Figures for attention-aware importance (Eq. 1-3): cross-attention heatmaps with the triples'
+token spans marked, per-head attention before averaging, per-triple weights, scope comparison."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Optional, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+_SPAN_COLOURS = plt.cm.tab10.colors
+
+
+def _clean(token: str) -> str:
+    """Word pieces as a reader expects them ("##ver" -> "-ver", "▁Maya" -> "Maya")."""
+    return token.replace("▁", "").replace("Ġ", "").replace("##", "-") or "␣"
+
+
+def _mark_spans(ax, spans, labels, n_cols: int, vertical: bool = False) -> None:
+    """Coloured brackets beside each triple's rows and a thin line between triples."""
+    for k, ((a, b), label) in enumerate(zip(spans, labels)):
+        if a == b:
+            continue
+        colour = _SPAN_COLOURS[k % len(_SPAN_COLOURS)]
+        ax.add_patch(plt.Rectangle((-0.5, a - 0.5), n_cols, b - a, fill=False, edgecolor=colour, lw=1.6))
+        ax.text(n_cols - 0.3, (a + b - 1) / 2, label, va="center", ha="left", fontsize=8, color=colour,
+                fontweight="bold")
+
+
+def plot_cross_attention(result, ax=None, title: Optional[str] = None, label_width: int = 44):
+    """Heatmap of Eq. 1's A (input tokens down, summary tokens across), each triple boxed and
+    labelled with its weight on the right."""
+    A = result.attention
+    n, m = A.shape
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(4 + 0.32 * m, 16), min(2 + 0.22 * n, 24)))
+    im = ax.imshow(A, aspect="auto", cmap="viridis", interpolation="nearest")
+    ax.set_yticks(range(n), [_clean(t) for t in result.input_tokens], fontsize=7)
+    ax.set_xticks(range(m), [_clean(t) for t in result.summary_tokens], fontsize=8, rotation=70, ha="right")
+    ax.set_xlabel("summary token y_j (generated, then re-read teacher-forced)")
+    ax.set_ylabel("input token x_i (linearised triples)")
+    labels = [f"T{k + 1}  w={w:.2f}  " + textwrap.shorten(t.text(), label_width)
+              for k, (t, w) in enumerate(zip(result.triples, result.weights))]
+    _mark_spans(ax, result.spans, labels, m)
+    ax.set_xlim(-0.5, m - 0.5)
+    heading = title or ("Last decoder layer cross-attention, averaged over heads (Eq. 1)\nsummary: "
+                        + textwrap.shorten(result.summary, 90))
+    ax.figure.colorbar(im, ax=ax, location="top", fraction=0.02, pad=0.01, shrink=0.5,
+                       label=f"{heading}\n\ncolour: A[i, j]")
+    return ax.figure
+
+
+def plot_head_attention(result, max_heads: int = 8):
+    """The last layer's heads side by side, before Eq. 1 averages them, then their mean."""
+    heads = result.head_attention[:max_heads]
+    panels = list(heads) + [result.attention]
+    names = [f"head {h + 1}" for h in range(len(heads))] + ["mean over heads (Eq. 1)"]
+    n, m = result.attention.shape
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.2 * len(panels) + 1.5, min(2 + 0.16 * n, 16)), sharey=True)
+    vmax = float(max(p.max() for p in panels))
+    for ax, panel, name in zip(np.atleast_1d(axes), panels, names):
+        ax.imshow(panel, aspect="auto", cmap="viridis", vmin=0, vmax=vmax, interpolation="nearest")
+        ax.set_title(name, fontsize=9)
+        ax.set_xticks([])
+        for k, (a, b) in enumerate(result.spans):
+            if a < b:
+                ax.axhspan(a - 0.5, b - 0.5, xmin=0, xmax=0.04, color=_SPAN_COLOURS[k % len(_SPAN_COLOURS)])
+        ax.set_xlabel("summary tokens")
+    first = np.atleast_1d(axes)[0]
+    first.set_yticks(range(n), [_clean(t) for t in result.input_tokens], fontsize=6)
+    fig.suptitle("Per-head cross-attention of the last decoder layer (shared colour scale)", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def plot_triple_weights(triples, weights: Sequence[float], ax=None, title: str = "Triple weights (Eq. 3)",
+                        reference: Optional[Sequence[float]] = None, label_width: int = 48):
+    """Horizontal bars, one per triple, top triple first; ``reference`` draws a second set
+    (e.g. the dialogue-scope weights) beside them."""
+    order = np.argsort(-np.asarray(weights), kind="stable")
+    labels = [textwrap.shorten(triples[i].text(), label_width) for i in order]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 0.9 + 0.38 * len(order)))
+    y = np.arange(len(order))
+    h = 0.4 if reference is not None else 0.7
+    ax.barh(y - (h / 2 if reference is not None else 0), np.asarray(weights)[order], height=h, color="#3b75af",
+            label="session max (paper)" if reference is not None else None)
+    if reference is not None:
+        ax.barh(y + h / 2, np.asarray(reference)[order], height=h, color="#e1812c", label="dialogue max (reference code)")
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("weight w_k")
+    ax.set_title(title, fontsize=10)
+    return ax.figure
+
+
+def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track the reference summary?"):
+    """Bars of AUC per method (rows with 'method' and 'AUC'), the chance line at 0.5."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows)))
+    names = [r["method"] for r in rows]
+    values = [r["AUC"] for r in rows]
+    colours = ["#3b75af" if i == 0 else "#9a9a9a" for i in range(len(rows))]
+    ax.barh(names, values, color=colours)
+    for i, (row, v) in enumerate(zip(rows, values)):
+        if "95% interval" in row:  # "lo-hi" from the bootstrap: draw it as an error bar
+            lo, hi = (float(x) for x in row["95% interval"].split("-"))
+            ax.plot([lo, hi], [i, i], color="k", lw=1.2)
+        ax.text(max(v, float(row.get("95% interval", "0-0").split("-")[1])) + 0.01, i, f"{v:.3f}",
+                va="center", fontsize=8)
+    ax.axvline(0.5, color="k", lw=0.8, ls="--")
+    ax.set_xlim(0, 1)
+    ax.invert_yaxis()
+    ax.set_xlabel("AUC with 95% interval (label: subject or object appears in the reference summary)")
+    ax.set_title(title, fontsize=10)
+    return ax.figure
+
+
+__all__ = ["plot_cross_attention", "plot_head_attention", "plot_triple_weights", "plot_auc"]

@@ -1,0 +1,158 @@
+"""Agents: what each puts in <CONTEXT> and <MEMORY>, memory updates, token accounting.
+
+The fast tests use ``MemoryEchoGenerator`` (model-free: replies with the first memory line,
+counts words) and ``memory.HashEncoder`` (a deterministic hashing encoder), so every agent runs
+its real retrieval and prompt code in milliseconds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from glong_lib.agent import (METHODS, BM25RAGAgent, DenseRAGAgent, GLongAgent, LongContextAgent, NoHistoryAgent,
+                             TripleSource, make_agents)
+from glong_lib.errors import DataError
+from glong_lib.generation import NO_MEMORIES, MemoryEchoGenerator
+from glong_lib.loaders import load_conversation
+from glong_lib.memory import HashEncoder
+from glong_lib.schema import Conversation, Session, Triple, Turn
+
+
+def _conv():
+    s1 = Session(1, [Turn("S1:1", "Maya", "I adopted a cat named Miso.", [Triple("Maya", "has_pet", "cat Miso")]),
+                     Turn("S1:2", "Leo", "I teach fifth grade in Beaverton.", [Triple("Leo", "has_profession", "teacher")]),
+                     Turn("S1:3", "Maya", "I work night shifts at the hospital.", [Triple("Maya", "works_at", "hospital")]),
+                     Turn("S1:4", "Leo", "Nights sound brutal.")])
+    s2 = Session(2, [Turn("S2:1", "Maya", "Miso the cat knocked my coffee over."),
+                     Turn("S2:2", "Leo", "Classic cat behaviour!")], seconds_since_previous=86400)
+    conv = Conversation("t1", ["Maya", "Leo"], [s1, s2])
+    conv.assign_clock()
+    return conv
+
+
+def _user_content(reply):
+    return reply.messages[-1]["content"]
+
+
+def test_no_history_sees_only_the_utterance():
+    conv = _conv()
+    agent = NoHistoryAgent(MemoryEchoGenerator())
+    agent.start(conv)
+    agent.observe_session(conv.sessions[0], conv)
+    reply = agent.respond("Miso is back!", conv.sessions[1].turns[:0] + ["Maya: earlier line"], 100.0)
+    content = _user_content(reply)
+    assert "earlier line" not in content and NO_MEMORIES in content and reply.memories == []
+    assert (agent.agent_name, agent.user_name) == ("Leo", "Maya")
+    with_ctx = NoHistoryAgent(MemoryEchoGenerator(), include_context=True)
+    with_ctx.start(conv)
+    assert "earlier line" in _user_content(with_ctx.respond("Miso!", ["Maya: earlier line"], 0.0))
+
+
+def test_long_context_holds_every_past_session_and_drops_oldest_to_fit():
+    conv = _conv()
+    agent = LongContextAgent(MemoryEchoGenerator())
+    agent.start(conv)
+    agent.observe_session(conv.sessions[0], conv)
+    reply = agent.respond("Hi again", [], conv.sessions[1].start_s)
+    content = _user_content(reply)
+    for turn in conv.sessions[0].turns:
+        assert f"{turn.speaker}: {turn.text}" in content
+    assert reply.dropped_context_lines == 0
+    # an emulated small window: whole lines drop from the oldest end, the instruction stays
+    small = LongContextAgent(MemoryEchoGenerator(), max_context_tokens=reply.prompt_tokens - 8)
+    small.start(conv)
+    small.observe_session(conv.sessions[0], conv)
+    cut = small.respond("Hi again", [], 0.0)
+    assert cut.dropped_context_lines >= 1 and cut.prompt_tokens <= reply.prompt_tokens - 8
+    assert "[Session 1]" not in _user_content(cut) and _user_content(cut).endswith("Maya's statement:")
+    small.start(conv)  # a new conversation forgets the old history
+    assert small.history == []
+    # a context carried over from earlier sessions (context_scope="dialogue") is not repeated
+    agent.observe_session(conv.sessions[1], conv)
+    again = agent.respond("Hi", conv.sessions[0].turns + conv.sessions[1].turns, 0.0)
+    assert _user_content(again).count("Maya: I adopted a cat named Miso.") == 1
+
+
+def test_bm25_rag_retrieves_past_turns_only():
+    conv = _conv()
+    agent = BM25RAGAgent(MemoryEchoGenerator(), k=2)
+    agent.start(conv)
+    assert agent.respond("cat", [], 0.0).memories == []  # nothing observed yet
+    agent.observe_session(conv.sessions[0], conv)
+    reply = agent.respond("my cat Miso", [], conv.sessions[1].start_s)
+    assert reply.memories[0] == "Maya: I adopted a cat named Miso." and len(reply.memories) == 2
+    assert reply.text == reply.memories[0]  # the echo generator answers with the top memory
+
+
+def test_dense_rag_uses_the_encoder():
+    conv = _conv()
+    agent = DenseRAGAgent(MemoryEchoGenerator(), encoder=HashEncoder(), k=1)
+    agent.start(conv)
+    agent.observe_session(conv.sessions[0], conv)
+    # HashEncoder has no semantics: only the identical text is near, which pins the expected turn
+    reply = agent.respond("Maya: I work night shifts at the hospital.", [], 0.0)
+    assert reply.memories == ["Maya: I work night shifts at the hospital."]
+
+
+def test_glong_agent_observes_inserts_and_retrieves_triples():
+    conv = _conv()
+    agent = GLongAgent(MemoryEchoGenerator(), TripleSource("gold", score=False), encoder=HashEncoder())
+    agent.start(conv)
+    assert agent.respond("cat", [], 0.0).memories == []  # empty memory: "No relevant Memories."
+    agent.observe_session(conv.sessions[0], conv)
+    assert len(agent.memory.edge_ids()) == 3
+    now = conv.sessions[1].turns[0].time_s
+    reply = agent.respond("How is your cat Miso?", ["Maya: hello"], now)
+    assert 1 <= len(reply.memories) <= 3 and all("->" in m for m in reply.memories)
+    assert any("miso" in m.lower() for m in reply.memories)
+    # retrieval touched the returned edges on the conversation clock
+    touched = [agent.memory.edge(e) for e in agent.last_result.edges]
+    assert all(e.last_access_s == now for e in touched)
+    assert agent.memory_prompt_tokens == 0 and agent.memory_completion_tokens == 0
+    assert "Maya: hello" in _user_content(reply)  # the current session is the context
+
+
+def test_glong_ranked_format_labels_creation_time():
+    conv = _conv()
+    agent = GLongAgent(MemoryEchoGenerator(), TripleSource("gold", score=False), encoder=HashEncoder(),
+                       memory_format="ranked", k=1)
+    agent.start(conv)
+    agent.observe_session(conv.sessions[0], conv)
+    now = conv.sessions[0].turns[0].time_s + 2 * 86400
+    (line,) = agent.respond("cat Miso", [], now).memories
+    assert line.startswith("[Rank 1] (Active 2.0 days 0.0 hours 0.0 minutes ago)")
+
+
+def test_triple_source_caches_per_session_and_rejects_unknown_modes():
+    conv = _conv()
+    source = TripleSource("gold", score=False)
+    first = source.session_triples(conv, conv.sessions[0])
+    assert [t.turn_id for t in first] == ["S1:1", "S1:2", "S1:3"] and first[0].speaker == "Maya"
+    assert source.session_triples(conv, conv.sessions[0]) is first
+    with pytest.raises(DataError):
+        TripleSource("oracle")
+
+
+def test_make_agents_names_and_ablation_betas():
+    agents = make_agents(MemoryEchoGenerator(), source=TripleSource("gold", score=False), encoder=HashEncoder())
+    assert list(agents) == ["No history", "Long context", "Dense RAG", "BM25 RAG", "G-Long",
+                            "G-Long w/o importance", "G-Long w/o recency"]
+    assert agents["G-Long"].retrieval["betas"] == (0.5, 0.3, 0.2)
+    assert agents["G-Long w/o importance"].retrieval["betas"] == (0.5, 0.0, 0.2)
+    assert agents["G-Long w/o recency"].retrieval["betas"] == (0.5, 0.3, 0.0)
+    assert agents["G-Long"].source is agents["G-Long w/o recency"].source  # one extraction pass
+    with pytest.raises(DataError):
+        make_agents(MemoryEchoGenerator(), methods=["memorybank"])
+    assert len(METHODS) == 7
+
+
+def test_glong_on_a_sample_conversation(sample_dir):
+    conv = load_conversation(sample_dir / "conversations" / "c01.json")
+    agent = GLongAgent(MemoryEchoGenerator(), TripleSource("gold", score=False), encoder=HashEncoder())
+    agent.start(conv)
+    for session in conv.sessions[:2]:
+        agent.observe_session(session, conv)
+    gold = sum(len(t.triples) for s in conv.sessions[:2] for t in s.turns)
+    assert len(agent.memory.edge_ids()) + agent.memory.skipped == gold
+    reply = agent.respond(conv.sessions[2].turns[0].text, [], conv.sessions[2].turns[0].time_s)
+    assert len(reply.memories) == 3 and reply.prompt_tokens > 0

@@ -1,0 +1,346 @@
+"""Triple extraction: the tolerant parser (hand-written broken outputs and property tests),
+speaker resolution, the measures against hand-computed numbers, training data handling, the
+cache key, and (slow) LoRA training, batched generation and the CLI end to end."""
+
+from __future__ import annotations
+
+import doctest
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import glong_lib.extraction as ex
+import glong_lib.viz.extraction as vx
+from glong_lib.cli import main
+from glong_lib.models import get_profile
+from glong_lib.schema import Conversation, Session, Triple, TriplePair, Turn
+
+from conftest import DATA
+
+
+def test_doctests():
+    for module in (ex, vx):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+# --------------------------------------------------------------------------- parser
+
+T = {"subject": "i", "relation": "have_pet", "object": "dog"}
+U = {"subject": "i", "relation": "like_food", "object": "tacos"}
+
+BROKEN = [
+    # (what small models emit, the triples we want back)
+    ('[{"subject": "i", "relation": "have_pet", "object": "dog"}]', [T]),
+    ('[{"subject": "i", "relation": "have_pet", "object": "dog"},]', [T]),  # trailing comma
+    ('[{"subject": "i", "relation": "have_pet", "object": "dog",}]', [T]),
+    ("[{'subject': 'i', 'relation': 'have_pet', 'object': 'dog'}]", [T]),  # single quotes
+    ("[{'subject': 'i', 'relation': 'like', 'object': 'mom's lasagna'}]",
+     [{"subject": "i", "relation": "like", "object": "mom's lasagna"}]),  # apostrophe inside
+    ('[{"subject": "i", "relation": "have_pet", "object": "dog', [T]),  # unterminated string
+    ('[{"subject": "i", "relation": "have_pet", "object": "dog"}, {"subject": "i", "relation": "like_fo',
+     [T]),  # cut off by the token budget: the partial item is dropped
+    ('Sure! Here are the triplets:\n[{"subject": "i", "relation": "have_pet", "object": "dog"}]\nHope it helps.',
+     [T]),  # prose around
+    ('Note [1]: [{"subject": "i", "relation": "have_pet", "object": "dog"}]', [T]),  # brackets in prose
+    ('```json\n[{"subject": "i", "relation": "have_pet", "object": "dog"}]\n```', [T]),  # code fence
+    ('[{"head": "i", "relation": "have_pet", "tail": "dog"}]', [T]),  # the reference code's keys
+    ('{"subject": "i", "relation": "have_pet", "object": "dog", "relation": "like_food", "object": "tacos"}',
+     [T, U]),  # repeated keys: a second fact
+    ('[{"subject": "i", "relation": "have_pet", "object": "dog"} {"subject": "i", "relation": "like_food", '
+     '"object": "tacos"}]', [T, U]),  # missing comma between objects
+    ('[{"subject": "i", "relation": "have_pet", "object": "dog"}, {"subject": "i", "relation": "have_pet", '
+     '"object": "dog"}]', [T]),  # repeated triple
+    ('{"triplets": [{"subject": "i", "relation": "have_pet", "object": "dog"}]}', [T]),  # wrapped
+    ('[["i", "have_pet", "dog"]]', [T]),  # bare lists
+    ("[{subject: i, relation: have_pet, object: dog}]", [T]),  # unquoted
+    ('<think>\nhmm [\n</think>\n[{"subject": "i", "relation": "have_pet", "object": "dog"}]', [T]),
+    ('[{"subject": "i", "relation": "have_pet"}]', []),  # incomplete triple
+]
+
+
+@pytest.mark.parametrize("text,want", BROKEN)
+def test_parser_repairs(text, want):
+    result = ex.parse_output(text)
+    assert result.triples == want
+    assert result.ok
+
+
+@pytest.mark.parametrize("text", ["", "I could not find any facts.", "Subject: I\nRelation: like", None, 42])
+def test_parser_unparseable(text):
+    result = ex.parse_output(text)
+    assert result.triples == [] and not result.ok
+
+
+def test_parser_empty_list_is_parseable():
+    assert ex.parse_output("[]") == ex.ParseResult([], ok=True, repaired=False)
+    assert ex.parse_output("  []  and nothing else").ok
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_parser_never_raises(text):
+    result = ex.parse_output(text)
+    assert isinstance(result.triples, list)
+    for t in result.triples:
+        assert set(t) == {"subject", "relation", "object"} and all(isinstance(v, str) and v for v in t.values())
+
+
+_JSONISH = st.text(alphabet=st.sampled_from(list("[]{}\"',: \n\\abcisubjectrelationobjheadtail0123")), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSONISH)
+def test_parser_never_raises_on_json_like_noise(text):
+    assert isinstance(ex.parse_triples(text), list)
+
+
+_VALUE = st.text(min_size=1, max_size=20).map(str.strip).filter(bool)
+_TRIPLE = st.fixed_dictionaries({"subject": _VALUE, "relation": _VALUE, "object": _VALUE})
+
+
+def _first_seen(triples):
+    out = []
+    for t in triples:
+        if t not in out:
+            out.append(t)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_TRIPLE, max_size=5), st.sampled_from([None, 2]), st.booleans())
+def test_valid_json_round_trips(triples, indent, ascii_only):
+    text = json.dumps(triples, indent=indent, ensure_ascii=ascii_only)
+    result = ex.parse_output(text)
+    assert result.ok and not result.repaired
+    assert result.triples == _first_seen(triples)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_TRIPLE, max_size=3))
+def test_format_target_round_trips(triples):
+    assert ex.parse_triples(ex.format_target(triples)) == _first_seen(triples)
+
+
+# --------------------------------------------------------------------------- speakers and measures
+
+@pytest.mark.parametrize("subject,speaker,want", [
+    ("i", "Maya", "Maya"), ("I", "Maya", "Maya"), ("me", "Maya", "Maya"), ("myself", "Maya", "Maya"),
+    ("my", "Maya", "Maya"), ("my dog", "Leo", "Leo's dog"), ("My Big Sister", "Leo", "Leo's Big Sister"),
+    ("Leo", "Maya", "Leo"), ("i", None, "i"), ("mystery novel fan", "Maya", "mystery novel fan"),
+])
+def test_resolve_subject(subject, speaker, want):
+    assert ex.resolve_subject(subject, speaker) == want
+
+
+def test_normalise_text():
+    assert ex.normalise_text("The  Golden Retriever.") == "golden retriever"
+    assert ex.normalise_text("an apple a day") == "apple day"
+    assert ex.normalise_text("Leo's dog") == "leo's dog"
+
+
+def test_prf_by_hand():
+    # 3 right out of 5 predicted, 6 gold: P = 0.6, R = 0.5, F1 = 2*0.3/1.1 = 0.5454...
+    assert ex.prf(3, 5, 6) == {"precision": 0.6, "recall": 0.5, "f1": 0.5455}
+    assert ex.prf(0, 0, 4) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+
+
+def test_score_triples_exact_and_normalised():
+    gold = [[Triple("Maya", "have_pet", "cat"), Triple("Maya", "live_in_citystatecountry", "portland")],
+            [], [Triple("Leo", "has_profession", "teacher")]]
+    pred = [[Triple("Maya", "have_pet", "a Cat"), Triple("Maya", "live_in_citystatecountry", "portland")],
+            [Triple("Leo", "like", "rain")], [Triple("Leo", "has_profession", "teacher")]]
+    exact = ex.score_triples(pred, gold)
+    norm = ex.score_triples(pred, gold, normalised=True)
+    # exact: 2 right of 4 predicted, 3 gold -> P .5, R .6667, F1 .5714
+    assert (exact["tp"], exact["predicted"], exact["gold"]) == (2, 4, 3)
+    assert exact["f1"] == 0.5714
+    # normalised: "a Cat" == "cat" -> 3 of 4, 3 of 3 -> F1 = 2*.75*1/1.75 = .8571
+    assert norm["tp"] == 3 and norm["f1"] == 0.8571
+
+
+def test_score_triples_length_mismatch():
+    with pytest.raises(ex.DataError):
+        ex.score_triples([[]], [[], []])
+
+
+def test_alignment_accuracy_and_confusions():
+    gold = [[Triple("Maya", "have_pet", "golden retriever"), Triple("Maya", "like_food", "tacos")],
+            [Triple("Leo", "has_profession", "teacher")]]
+    pred = [[Triple("Maya", "own", "retriever"), Triple("Maya", "like_food", "tacos")],
+            [Triple("Leo", "like", "rain")]]
+    pairs = ex.align_relations(pred, gold)
+    assert pairs == [("have_pet", "own"), ("like_food", "like_food")]  # "teacher" shares no word
+    report = ex.evaluate_extraction(pred, gold, [True, False])
+    assert report["relation accuracy"] == 0.5 and report["aligned"] == 2
+    assert report["unparseable rate"] == 0.5
+    assert report["confusions"] == [("have_pet", "own", 1)]
+    assert report["f1 exact"] == ex.prf(1, 3, 3)["f1"]
+
+
+def test_relation_confusions_order():
+    pairs = [("a", "b")] * 3 + [("c", "d")] * 5 + [("e", "e")] * 9
+    assert ex.relation_confusions(pairs, top=1) == [("c", "d", 5)]
+
+
+# --------------------------------------------------------------------------- data and settings
+
+def _pairs(n):
+    return [TriplePair(f"I have {i} cats.", [Triple("i", "have_pet", f"{i} cats")], id=str(i)) for i in range(n)]
+
+
+def test_split_by_utterance_is_seeded_and_disjoint():
+    pairs = _pairs(50) + [TriplePair("I have 3 cats.", [Triple("i", "own", "cats")])]  # same utterance twice
+    train, dev = ex.split_pairs(pairs, 0.2, seed=1)
+    assert not {p.utterance for p in train} & {p.utterance for p in dev}
+    assert len(train) + len(dev) == len(pairs)
+    assert ex.split_pairs(pairs, 0.2, seed=1) == (train, dev)
+    assert ex.split_pairs(pairs, 0.2, seed=2) != (train, dev)
+    assert len(ex.split_pairs(pairs, 0.2, seed=1, max_train=7)[0]) == 7
+    with pytest.raises(ex.DataError):
+        ex.split_pairs(pairs, 1.5)
+
+
+def test_shipped_pairs_load():
+    pairs = ex.load_pairs()
+    assert len(pairs) >= 400 and any(not p.triples for p in pairs)
+    assert all(t.subject for p in pairs for t in p.triples)
+
+
+def test_messages_and_target():
+    msgs = ex.build_messages("I have a dog.", ex.format_target([Triple("i", "have_pet", "dog")]))
+    assert msgs[0]["content"] == ex.SYSTEM_PROMPT and msgs[1]["content"] == "Extract triplets:\nI have a dog."
+    assert json.loads(msgs[2]["content"]) == [T]
+    assert ex.format_target([]) == "[]"
+
+
+def test_cache_key_tracks_what_changes_the_adapter():
+    pairs = _pairs(20)
+    base = ex.train_settings(pairs, "offline")
+    assert base.max_steps == ex.OFFLINE_STEPS and base.key() == ex.train_settings(pairs, "offline").key()
+    assert ex.train_settings(pairs, "offline", smoke=True).max_steps == ex.SMOKE_STEPS
+    changed = [ex.train_settings(pairs, "offline", max_steps=10), ex.train_settings(_pairs(21), "offline"),
+               ex.train_settings(pairs, "hub"), ex.train_settings(pairs, "offline", seed=1),
+               ex.train_settings(pairs, "offline", learning_rate=5e-4)]
+    saved = ex.SYSTEM_PROMPT
+    try:
+        ex.SYSTEM_PROMPT = saved + " Be brief."
+        changed.append(ex.train_settings(pairs, "offline"))
+    finally:
+        ex.SYSTEM_PROMPT = saved
+    assert len({base.key(), *(s.key() for s in changed)}) == 1 + len(changed)
+    assert ex.adapter_dir_for(base).name.startswith("offline-")
+
+
+def test_paper_profile_settings_come_from_the_profile():
+    s = ex.train_settings(_pairs(5), "paper")
+    p = get_profile("paper")
+    assert (s.base, s.lora_r, s.lora_alpha, s.epochs, s.learning_rate, s.batch_size) == (
+        "Qwen/Qwen3-8B", 32, 32, 10, 2e-4, 16)
+    assert s.max_steps == -1 and p.quantize_4bit  # 10 epochs, QLoRA
+    cfg = ex.lora_config("paper")
+    assert cfg.r == 32 and set(cfg.target_modules) == set(ex.LORA_TARGETS)
+
+
+def test_gold_turns_sample_keeps_fact_share():
+    from glong_lib.loaders import load_conversations
+
+    convs = load_conversations(DATA / "conversations")
+    sample = ex.gold_turns(convs, 60, seed=3)
+    assert len(sample) == 60 and len({t.id + t.text for t in sample}) == 60
+    share_all = sum(1 for c in convs for t in c.turns() if t.triples) / sum(len(c.turns()) for c in convs)
+    assert abs(sum(1 for t in sample if t.triples) / 60 - share_all) < 0.02
+    assert ex.gold_turns(convs, 60, seed=3) == sample
+
+
+def test_save_jsonl_atomic(tmp_path):
+    path = ex.save_jsonl(tmp_path / "out" / "x.jsonl", [{"a": 1}, {"b": "é"}])
+    assert [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] == [{"a": 1}, {"b": "é"}]
+    assert [p.name for p in path.parent.iterdir()] == ["x.jsonl"]
+
+
+def test_figures_build():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    log = [{"loss": 2.0, "step": 1}, {"loss": 1.0, "step": 2}, {"eval_loss": 1.5, "step": 2}]
+    assert vx.plot_loss_curve(log).axes[0].get_lines()
+    report = ex.evaluate_extraction([[Triple("a", "r", "b")]], [[Triple("a", "r", "b")]])
+    assert vx.plot_scores({"zero-shot": report, "fine-tuned": report}).axes
+    assert vx.plot_confusions([("a", "b"), ("a", "a")]).axes
+
+
+def test_cli_extract_bad_input_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "glong-conversation", "id": "x", "speakers": [], "sessions": []}')
+    assert main(["extract", str(bad), "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert capsys.readouterr().err.startswith("glong extract: error:")
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_cli_train_bad_data_exit_2(tmp_path, capsys):
+    bad = tmp_path / "pairs.jsonl"
+    bad.write_text('{"utterance": "hi", "triples": [{"subject": "i"}]}\n')
+    assert main(["train-extractor", "--data", str(bad), "--out", str(tmp_path / "a")]) == 2
+    assert "missing key 'relation'" in capsys.readouterr().err
+
+
+def test_real_personaext_split(real_data):
+    pairs = ex.load_pairs(real_data / "personaext" / "personaext_pairs.jsonl")
+    train, dev = ex.split_pairs(pairs, 0.1, seed=42)
+    assert len(pairs) > 10000 and len(dev) > 1000
+    assert not {p.utterance for p in train} & {p.utterance for p in dev}
+    assert len({p.utterance for p in pairs}) == len(pairs)  # one pair per utterance (grouped)
+    assert sum(t.subject == "i" for p in pairs for t in p.triples) > len(pairs) / 2
+
+
+# --------------------------------------------------------------------------- models (slow)
+
+@pytest.mark.slow
+def test_tokenize_example_masks_the_prompt():
+    from transformers import AutoTokenizer
+
+    from glong_lib.models import smollm2_dir
+
+    tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
+    target = ex.format_target([Triple("i", "have_pet", "dog")])
+    item = ex.tokenize_example(tok, "I have a dog.", target)
+    answer = [i for i, lab in zip(item["input_ids"], item["labels"]) if lab != -100]
+    assert item["labels"][0] == -100 and len(answer) < len(item["input_ids"])
+    assert tok.decode(answer).startswith(target + tok.eos_token)
+    assert tok.decode(item["input_ids"]).startswith(ex.render_prompt(tok, "I have a dog."))
+
+
+@pytest.mark.slow
+def test_train_cache_load_extract_and_cli(tmp_path):
+    pairs = ex.load_pairs()[:24]
+    out = ex.train_extractor(pairs, max_steps=2, out=tmp_path / "adapter", dev_fraction=0.2, eval_points=1)
+    log = ex.read_training_log(out)
+    assert log["steps"] == 2 and log["trainable_parameters"] < log["total_parameters"] / 10
+    assert [r["step"] for r in log["log_history"] if "loss" in r][:2] == [1, 2]
+    assert any("eval_loss" in r for r in log["log_history"])
+    stamp = (out / "training.json").stat().st_mtime
+    assert ex.train_extractor(pairs, max_steps=2, out=out) == out  # cached: not retrained
+    assert (out / "training.json").stat().st_mtime == stamp
+
+    fine = ex.load_extractor(adapter=out)
+    fine.max_new_tokens = 12
+    utterances = ["I have two dogs.", "My sister lives in Denver and loves it there."]
+    batched = fine.generate(utterances, batch_size=2, progress=False)
+    one_by_one = [fine.generate([u], batch_size=1, progress=False)[0] for u in utterances]
+    assert batched == one_by_one  # left padding does not change greedy output
+
+    conv = Conversation("t", ["Maya", "Leo"], [Session(1, [Turn("S1:1", "Maya", utterances[0])]),
+                                                Session(2, [Turn("S2:1", "Leo", utterances[1])])])
+    conv.assign_clock()
+    triples = ex.extract_conversation(conv, fine, sessions=[2], progress=False)
+    assert all(t.session == 2 and t.turn_id == "S2:1" and t.speaker == "Leo" for t in triples)
+
+    src = DATA / "conversations" / "c01.json"
+    target = tmp_path / "triples.jsonl"
+    assert main(["extract", str(src), "--out", str(target), "--adapter", str(out), "--sessions", "1"]) == 0
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert rows and {"conversation", "session", "turn_id", "speaker", "text", "triples"} <= set(rows[0])
+    assert {r["session"] for r in rows} == {1} and rows[0]["conversation"] == "c01"

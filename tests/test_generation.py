@@ -1,0 +1,243 @@
+"""Generation: the paper's prompt, prompt fitting, token accounting, and the OpenAI-compatible
+backend against a real HTTP server on loopback (success, error replies, a timeout)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from glong_lib.errors import DataError
+from glong_lib.generation import (NO_MEMORIES, GenerationError, LocalChatGenerator, MemoryEchoGenerator,
+                                  OpenAICompatibleGenerator, build_prompt, clean_reply, fit_prompt,
+                                  format_elapsed, format_memories, format_memory, make_generator)
+from glong_lib.schema import MemoryEdge, Triple
+
+# --------------------------------------------------------------------------- the prompt
+
+
+def test_prompt_is_the_papers_figure_8():
+    msgs = build_prompt("Leo", "Maya", ["Maya: hi", "Leo: hey"], [Triple("Maya", "has_pet", "cat")], "I got a cat!")
+    assert msgs[0] == {"role": "system", "content": "As a communication expert with outstanding communication "
+                       "habits, you embody the role of Leo throughout the following dialogues."}
+    assert msgs[1]["role"] == "user"
+    assert msgs[1]["content"].split("\n") == [
+        "<CONTEXT>", "Drawing from your recent conversation with Maya:", "Maya: hi", "Leo: hey",
+        "<MEMORY>", "The memories linked to the ongoing conversation are:", "Maya -has_pet-> cat",
+        "Now, please role-play as Leo to continue the dialogue between Leo and Maya. Maya said: I got a cat! "
+        "Please respond to Maya's statement:"]
+
+
+def test_no_memories_line_and_ranked_format():
+    assert NO_MEMORIES in build_prompt("A", "U", [], [], "hello")[1]["content"]
+    edge = MemoryEdge("Speaker 2", "family_from", "Alaska", 0.7, created_s=100.0, last_access_s=5000.0)
+    line = format_memory(edge, "ranked", rank=1, now_s=100 + 13 * 86400 + 3600 + 120)
+    # Figure 6's label, counted from the creation time (not the last access)
+    assert line == "[Rank 1] (Active 13.0 days 1.0 hours 2.0 minutes ago) Speaker 2 family_from Alaska"
+    assert format_memories(["Maya: I moved.", "Leo: Nice."], "ranked").split("\n") == [
+        "[Rank 1] Maya: I moved.", "[Rank 2] Leo: Nice."]
+
+
+def test_elapsed_label_by_hand():
+    assert format_elapsed(0) == "0.0 days 0.0 hours 0.0 minutes"
+    assert format_elapsed(86400 + 2 * 3600 + 59 * 60 + 59) == "1.0 days 2.0 hours 59.0 minutes"
+
+
+def test_bad_input_is_a_data_error():
+    with pytest.raises(DataError):
+        build_prompt("A", "U", [], [], "   ")
+    with pytest.raises(DataError):
+        format_memory(("a", "b", "c"), "bullets")
+    with pytest.raises(DataError):
+        format_memory(42)
+
+
+def test_fit_prompt_drops_oldest_lines_and_keeps_the_instruction():
+    lines = [f"line {i} " + "w " * 5 for i in range(10)]  # 7 words each
+    make = lambda kept: build_prompt("A", "U", kept, [], "the question")  # noqa: E731
+    words = lambda msgs: sum(len(m["content"].split()) for m in msgs)  # noqa: E731
+    full = words(make(lines))
+    messages, dropped = fit_prompt(make, lines, words, budget=full - 10)
+    assert dropped == 2  # 10 words over: two 7-word lines must go, the oldest ones
+    content = messages[1]["content"]
+    assert "line 0 " not in content and "line 1 " not in content and "line 2 " in content
+    assert content.endswith("U said: the question Please respond to U's statement:")
+    assert fit_prompt(make, lines, words, budget=full) == (make(lines), 0)
+
+
+def test_clean_reply_removes_echoed_name_only_at_start():
+    assert clean_reply("Leo: Leo: hi", "Leo") == "Leo: hi"
+    assert clean_reply("\n\nLeo:  Great!\nMaya: yes", "Leo") == "Great!"
+    assert clean_reply("   ", "Leo") == ""
+    assert clean_reply("Ask Leo: he knows", "Leo") == "Ask Leo: he knows"
+
+
+def test_memory_echo_generator_counts_words():
+    g = MemoryEchoGenerator()
+    msgs = build_prompt("A", "U", [], [], "hello there")
+    r = g.generate(msgs)
+    assert r.text == "I see." and r.completion_tokens == 2
+    assert r.prompt_tokens == sum(len(m["content"].split()) for m in msgs)
+
+
+def test_paper_profile_needs_an_endpoint():
+    with pytest.raises(DataError, match="base_url"):
+        make_generator("paper")
+    g = make_generator("paper", base_url="http://127.0.0.1:1/v1")
+    assert isinstance(g, OpenAICompatibleGenerator) and g.model == "gpt-4o-mini"
+
+
+# --------------------------------------------------------------------------- a loopback OpenAI-compatible server
+
+class _Handler(BaseHTTPRequestHandler):
+    """Speaks ``POST /v1/chat/completions``; behaviour chosen by the server's ``plan`` list."""
+
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def do_POST(self):
+        server = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+        mode = server.plan.pop(0) if server.plan else "ok"
+        if self.path != "/v1/chat/completions":
+            return self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+        if mode == "sleep":
+            time.sleep(1.5)
+            return self._send(200, _completion("too late"))
+        if mode in (429, 500):
+            kind = "rate_limit_exceeded" if mode == 429 else "server_error"
+            return self._send(mode, {"error": {"message": f"simulated {mode}", "type": kind}})
+        if mode == "no-usage":
+            reply = _completion("hello there friend")
+            del reply["usage"]
+            return self._send(200, reply)
+        if mode == "garbage":
+            return self._send(200, {"object": "chat.completion"})
+        return self._send(200, _completion(f"reply to: {body['messages'][-1]['content'][-20:]}"))
+
+    def _send(self, code, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _completion(text):
+    return {"id": "chatcmpl-1", "object": "chat.completion", "model": "tiny",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 57, "completion_tokens": 9, "total_tokens": 66}}
+
+
+@pytest.fixture
+def server():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.plan, srv.requests = [], []
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    srv.base_url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+class _Words:
+    """A whitespace tokenizer (anything with ``.encode`` counts tokens for the backend)."""
+
+    def encode(self, text):
+        return text.split()
+
+
+def _messages():
+    return build_prompt("Leo", "Maya", ["Maya: hi"], [("Maya", "has_pet", "cat")], "How are you?")
+
+
+def test_openai_backend_success_reads_usage_and_sends_the_key(server, monkeypatch):
+    monkeypatch.setenv("GLONG_TEST_KEY", "sk-test-123")
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", api_key_env="GLONG_TEST_KEY", timeout=5,
+                                  max_new_tokens=16)
+    r = g.generate(_messages())
+    assert r.text.startswith("reply to:") and (r.prompt_tokens, r.completion_tokens) == (57, 9)
+    req = server.requests[0]
+    assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-test-123"
+    assert req["body"]["model"] == "tiny" and req["body"]["temperature"] == 0.0
+    assert req["body"]["max_tokens"] == 16 and req["body"]["messages"] == _messages()
+    again = g.generate(_messages())  # identical prompt: cached, still counted
+    assert again.cached and (again.prompt_tokens, again.completion_tokens) == (57, 9) and len(server.requests) == 1
+
+
+def test_openai_backend_counts_locally_when_usage_is_missing(server, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server.plan = ["no-usage"]
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, tokenizer=_Words())
+    r = g.generate(_messages())
+    assert r.completion_tokens == 3  # "hello there friend"
+    assert r.prompt_tokens == sum(len(m["content"].split()) + 4 for m in _messages())
+    assert server.requests[0]["auth"] is None  # no key in the environment: no header
+
+
+@pytest.mark.parametrize("code", [429, 500])
+def test_openai_backend_error_reply_is_a_clear_error(server, code):
+    server.plan = [code]
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=0)
+    with pytest.raises(GenerationError, match=rf"HTTP {code}: simulated {code}"):
+        g.generate(_messages())
+
+
+def test_openai_backend_retries_a_rate_limit_then_succeeds(server):
+    server.plan = [429, 500, "ok"]
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=2, backoff_s=0.01)
+    assert g.generate(_messages()).completion_tokens == 9
+    assert len(server.requests) == 3
+
+
+def test_openai_backend_timeout(server):
+    server.plan = ["sleep"]
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=0.3, retries=0)
+    start = time.perf_counter()
+    with pytest.raises(GenerationError, match="did not answer within 0.3 s"):
+        g.generate(_messages())
+    assert time.perf_counter() - start < 1.4
+
+
+def test_openai_backend_malformed_reply_and_wrong_route(server):
+    server.plan = ["garbage"]
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=0)
+    with pytest.raises(GenerationError, match="choices"):
+        g.generate(_messages())
+    bad = OpenAICompatibleGenerator(server.base_url.replace("/v1", "/nope"), "tiny", timeout=5, retries=0)
+    with pytest.raises(GenerationError, match="HTTP 404: no route"):
+        bad.generate(_messages())
+
+
+def test_openai_backend_unreachable():
+    g = OpenAICompatibleGenerator("http://127.0.0.1:9/v1", "tiny", timeout=2, retries=0)
+    with pytest.raises(GenerationError, match="cannot reach|did not answer"):
+        g.generate(_messages())
+
+
+# --------------------------------------------------------------------------- the local model
+
+
+@pytest.mark.slow
+def test_local_generator_token_accounting_and_truncation():
+    g = LocalChatGenerator(max_new_tokens=6)
+    msgs = _messages()
+    r = g.generate(msgs)
+    # prompt tokens are exactly the templated ids the model read
+    ids = g.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
+    ids = ids["input_ids"] if hasattr(ids, "keys") else ids
+    assert r.prompt_tokens == len(ids) == g.count_tokens(msgs)
+    # the model-free generator with the same tokenizer counts the very same prompt tokens
+    assert MemoryEchoGenerator(tokenizer=g.tokenizer).generate(msgs).prompt_tokens == r.prompt_tokens
+    assert 1 <= r.completion_tokens <= 6 and isinstance(r.text, str)
+    # a window smaller than the prompt: cut from the left, so the instruction at the end survives
+    small = LocalChatGenerator(max_new_tokens=6, context_window=40, tokenizer=g.tokenizer, model=g._model)
+    cut = small.generate(msgs)
+    assert cut.prompt_tokens == 40 - 6
+    assert small.max_prompt_tokens == 34 and g.context_window >= 2048

@@ -1,0 +1,338 @@
+"""Tests of glong_lib.retrieval: Eq. 4 by hand, the stages of the associative retriever, the
+baselines, the evidence metrics, and the two CLI subcommands."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from glong_lib import retrieval as R
+from glong_lib.errors import DataError
+from glong_lib.loaders import load_conversations, load_probes
+from glong_lib.schema import QA, Conversation, Session, Triple, Turn
+
+
+class WordEncoder:
+    """A tiny deterministic bag-of-words encoder: texts sharing words have positive cosine.
+    Stands in for MiniLM in the fast tests (same ``encode`` signature)."""
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+        self.calls = 0
+
+    def encode(self, texts, normalize_embeddings=True, **_):
+        self.calls += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for w in re.findall(r"[a-z0-9]+", text.lower().replace("_", " ")):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+            out[i, -1] += 0.01  # never an all-zero vector
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def graph_memory(encoder=None):
+    from glong_lib.memory import GraphMemory
+
+    return GraphMemory(encoder=encoder or WordEncoder())
+
+
+def T(s, r, o, turn=None, weight=None):
+    return Triple(s, r, o, turn_id=turn, weight=weight)
+
+
+@pytest.fixture
+def memory():
+    """A small memory: Maya is a hub; Denver is reachable from Maya in one hop, 'rockies' in two."""
+    m = graph_memory()
+    m.add_triples([T("Maya", "has_profession", "nurse", "S1:1"),
+                   T("Maya", "live_in", "portland", "S1:2"),
+                   T("Leo", "has_pet", "puppy biscuit", "S1:3"),
+                   T("puppy biscuit", "breed", "golden retriever", "S1:4")], time_s=0.0, session=1)
+    m.add_triples([T("Maya", "move_to", "denver", "S2:1"),
+                   T("denver", "near", "rockies", "S2:2"),
+                   T("Leo", "like_food", "fresh pasta", "S2:3")], time_s=1000.0, session=2)
+    return m
+
+
+# --------------------------------------------------------------------------- Eq. 4
+
+def test_rerank_score_matches_hand_computation():
+    # 0.5*0.62 + 0.3*0.8 + 0.2*exp(-1e-7 * 30 days) = 0.31 + 0.24 + 0.2*0.771668 = 0.704334
+    assert R.rerank_score(0.62, 0.8, 30 * 86400) == pytest.approx(0.704334, abs=1e-6)
+    # other betas and lambda: 0.2*0.5 + 0.2*1.0 + 0.6*exp(-0.01*100) = 0.1 + 0.2 + 0.6*0.367879
+    assert R.rerank_score(0.5, 1.0, 100, betas=(0.2, 0.2, 0.6), lam=0.01) == pytest.approx(0.520728, abs=1e-6)
+    got = R.rerank_score(np.array([1.0, 0.0]), np.array([0.5, 1.0]), np.array([0.0, 1e7]))
+    assert got == pytest.approx([0.5 + 0.15 + 0.2, 0.3 + 0.2 * math.exp(-1.0)])
+
+
+def test_recency_half_life_and_future_access():
+    assert R.recency(math.log(2) / 1e-7) == pytest.approx(0.5)
+    assert R.recency(-50.0) == 1.0  # an access "after" the query time is not rewarded beyond 1
+    with pytest.raises(DataError):
+        R.rerank_score(0.5, 0.5, 0.0, betas=(0.5, 0.5))
+
+
+# --------------------------------------------------------------------------- associative retriever
+
+def test_pipeline_stages_in_order_and_sizes(memory):
+    r = R.AssociativeRetriever(memory, anchors=3, semantic_top_n=4, k=2, update_access=False)
+    res = r.retrieve("Where does Maya live now, Denver?", now_s=2000.0)
+    tr = res.trace
+    assert len(tr.anchors) == 3 and tr.anchors == sorted(tr.anchors, key=lambda a: -a[1])
+    expected = memory.incident_edges([e for e, _ in tr.anchors], hops=1)
+    assert set(tr.candidates) == set(expected)
+    sims = [s for _, s in tr.semantic]
+    assert sims == sorted(sims, reverse=True) and min(sims) >= 0.0  # clamped at 0
+    assert [e for e, _ in tr.semantic] and set(e for e, _ in tr.semantic) == set(tr.candidates)
+    assert tr.pool == [e for e, _ in tr.semantic[:4]]
+    assert {t.eid for t in tr.rerank} == set(tr.pool)
+    scores = [t.score for t in tr.rerank]
+    assert scores == sorted(scores, reverse=True)
+    assert tr.final == [t.eid for t in tr.rerank[:2]] == res.edges
+    assert tr.sizes() == {"anchors": 3, "candidates": len(tr.candidates), "pool": 4, "final": 2}
+    for t in tr.rerank:  # each candidate's three parts add up to its Eq. 4 score
+        assert sum(t.parts) == pytest.approx(t.score)
+        assert t.score == pytest.approx(R.rerank_score(t.semantic, t.weight, t.delta_s))
+    assert res.turn_ids == [memory.edge(e).turn_id for e in res.edges]
+    assert res.triples[0].text() == res.texts[0]
+
+
+def test_hops_expand_in_both_directions(memory):
+    r1 = R.AssociativeRetriever(memory, anchors=1, hops=1, update_access=False)
+    tr = r1.retrieve("denver", now_s=2000.0).trace
+    assert tr.anchors[0][0] == "denver"
+    texts = {memory.edge(e).text() for e in tr.candidates}
+    # in-edge (maya -> denver) and out-edge (denver -> rockies) both count; nothing two hops away
+    # (the memory folds entity names to lower case)
+    assert texts == {"maya move_to denver", "denver near rockies"}
+    r2 = R.AssociativeRetriever(memory, anchors=1, hops=2, update_access=False)
+    texts2 = {memory.edge(e).text() for e in r2.retrieve("denver", now_s=2000.0).trace.candidates}
+    assert {"maya has_profession nurse", "maya live_in portland"} <= texts2
+    assert "leo has_pet puppy biscuit" not in texts2
+
+
+def test_last_access_is_updated_on_the_conversation_clock(memory):
+    r = R.AssociativeRetriever(memory, k=2)
+    before = {e: memory.edge(e).last_access_s for e in memory.edge_ids()}
+    res = r.retrieve("Leo puppy biscuit", now_s=5000.0)
+    for e in memory.edge_ids():
+        want = 5000.0 if e in res.edges else before[e]
+        assert memory.edge(e).last_access_s == want
+    quiet = R.AssociativeRetriever(memory, k=2, update_access=False)
+    res2 = quiet.retrieve("Maya nurse", now_s=9000.0)
+    assert all(memory.edge(e).last_access_s != 9000.0 for e in res2.edges)
+
+
+def test_recency_breaks_a_semantic_tie():
+    m = graph_memory()
+    old, new = m.add_triples([T("Ana", "likes", "tea", "S1:1"), T("Ana", "likes", "tea", "S2:1")], time_s=0.0)
+    m.touch([new], 3e7)
+    r = R.AssociativeRetriever(m, k=2, update_access=False)
+    res = r.retrieve("Ana likes tea", now_s=3e7)
+    assert res.edges == [new, old]
+    terms = {t.eid: t for t in res.trace.rerank}
+    assert terms[new].recency == 1.0 and terms[old].recency == pytest.approx(math.exp(-3.0))
+
+
+def test_weight_changes_the_order():
+    m = graph_memory()
+    low, high = m.add_triples([T("Ana", "likes", "tea", weight=0.1), T("Ana", "likes", "tea", weight=0.9)], 0.0)
+    res = R.AssociativeRetriever(m, k=2, update_access=False).retrieve("Ana tea", now_s=0.0)
+    assert res.edges == [high, low]
+
+
+def test_edge_embeddings_are_cached_not_recomputed(memory):
+    r = R.AssociativeRetriever(memory, update_access=False)
+    r.retrieve("Maya nurse", now_s=10.0)
+    encoded = r.cache.encoded
+    r.retrieve("Maya nurse job", now_s=10.0)
+    assert r.cache.encoded == encoded  # same candidates, nothing new to encode
+    assert r.warm() == len(memory.edge_ids())
+
+
+def test_bad_parameters_and_queries_raise_data_error(memory):
+    with pytest.raises(DataError):
+        R.AssociativeRetriever(memory, anchors=0)
+    with pytest.raises(DataError):
+        R.AssociativeRetriever(memory, hops=0)
+    with pytest.raises(DataError):
+        R.AssociativeRetriever(memory).retrieve("   ", now_s=0.0)
+
+
+def test_ppr_ranks_edges_near_the_anchors(memory):
+    res = R.PPRRetriever(memory, anchors=1, k=2).retrieve("golden retriever breed", now_s=0.0)
+    assert "puppy biscuit breed golden retriever" in res.texts
+    assert res.scores == sorted(res.scores, reverse=True)
+    assert all(t is not None for t in res.turn_ids)
+
+
+# --------------------------------------------------------------------------- turn baselines
+
+TURNS = [Turn("S1:1", "Maya", "I work night shifts as a nurse."),
+         Turn("S1:2", "Leo", "My puppy Biscuit chewed my shoes again."),
+         Turn("S2:1", "Maya", "We finally moved to Denver last week.")]
+
+
+def test_dense_turn_retriever_finds_the_matching_turn():
+    r = R.DenseTurnRetriever(TURNS, WordEncoder(), k=2)
+    res = r.retrieve("puppy Biscuit shoes", now_s=0.0)
+    assert res.turn_ids[0] == "S1:2" and len(res) == 2
+    assert res.texts[0] == "Leo: My puppy Biscuit chewed my shoes again."
+    assert len(r.retrieve("anything", 0.0, k=10)) == 3  # never more than there are turns
+
+
+def test_bm25_turn_retriever_scores_by_term_overlap():
+    r = R.BM25TurnRetriever(TURNS)
+    res = r.retrieve("did they move to Denver", now_s=0.0, k=3)
+    assert res.turn_ids[0] == "S2:1"
+    assert res.scores == sorted(res.scores, reverse=True)
+    assert R.bm25_tokens("Leo's puppy, Biscuit!") == ["leo's", "puppy", "biscuit"]
+
+
+# --------------------------------------------------------------------------- evidence metrics
+
+def test_metrics_by_hand():
+    ranked = R.unique_turns(["S1:1", "S1:1", "S2:4", None, "S3:1"])
+    assert ranked == ["S1:1", "S2:4", None, "S3:1"]
+    assert R.recall_at_k(ranked, ["S2:4", "S3:1"], 2) == 0.5
+    assert R.recall_at_k(ranked, ["S2:4", "S3:1"], 4) == 1.0
+    assert R.reciprocal_rank(ranked, ["S3:1"]) == 0.25
+    assert R.reciprocal_rank(ranked, ["S9:9"]) == 0.0
+
+
+class Fixed:
+    """A retriever that always returns the same source turns."""
+
+    def __init__(self, turn_ids):
+        self.turn_ids = turn_ids
+
+    def retrieve(self, query, now_s, k=None):
+        ids = self.turn_ids[:k]
+        return R.RetrievalResult([], [], [1.0] * len(ids), ids, ids)
+
+
+def test_evaluate_evidence_by_hand():
+    conv = Conversation("c", ["A", "B"], [Session(1, [Turn(f"S1:{i}", "A", "x") for i in range(1, 6)])])
+    conv.assign_clock()
+    qs = [QA("c", "q1", "a", ["S1:2"], "single-hop", id="q1"),
+          QA("c", "q2", "a", ["S1:4", "S1:5"], "multi-hop", id="q2")]
+    ev = R.evaluate_evidence({"fixed": Fixed(["S1:2", "S1:2", "S1:4", "S1:1"])}, qs, [conv], ks=(1, 3),
+                             progress=False)
+    m = ev.metrics["fixed"]
+    # q1: rank 1 -> R@1 = 1, R@3 = 1, RR = 1. q2: collapsed list S1:2, S1:4, S1:1 -> R@1 = 0,
+    # R@3 = 1/2, RR = 1/2.  Means: R@1 = 0.5, R@3 = 0.75, MRR = 0.75
+    assert m["Recall@1"] == 0.5 and m["Recall@3"] == 0.75 and m["MRR"] == 0.75 and m["questions"] == 2
+    assert ev.recall_curve("fixed") == ([1, 3], [0.5, 0.75])
+    with pytest.raises(DataError):
+        R.evaluate_evidence({"fixed": Fixed([])}, [QA("nope", "q", "a", ["x"], "c")], [conv], progress=False)
+
+
+def test_question_time_and_turn_cut(sample_dir):
+    conv = load_conversations(sample_dir / "conversations" / "c01.json")[0]
+    q = QA(conv.id, "q", "a", ["S1:3"], "single-hop", asked_in_session=3)
+    assert R.question_time(conv, q) == conv.sessions[2].start_s
+    assert {t.id.split(":")[0] for t in R.turns_before(conv, 3)} == {"S1", "S2"}
+    cut = R.truncate_conversation(conv, 5)
+    assert len(cut.turns()) == 5 and len(conv.turns()) > 5
+
+
+def test_probe_evaluation_runs_every_method(sample_dir):
+    convs = load_conversations(sample_dir / "conversations")
+    probes = load_probes(sample_dir / "probes.jsonl")[:12]
+    ev = R.evaluate_probes(probes, convs, WordEncoder(), ks=(1, 3, 5), progress=False)
+    assert list(ev.metrics) == list(R.METHODS)
+    for m in ev.metrics.values():
+        assert m["questions"] == 12
+        assert 0.0 <= m["Recall@1"] <= m["Recall@3"] <= m["Recall@5"] <= 1.0
+    # the memory is built from sessions before the probe's session: no evidence after it is indexed
+    assert all(r["question"] for r in ev.rows)
+
+
+def test_unknown_method_is_a_data_error():
+    with pytest.raises(DataError):
+        R.make_retrievers(["glong", "colbert"], lambda c, s: None, WordEncoder())
+
+
+# --------------------------------------------------------------------------- with MiniLM
+
+@pytest.mark.slow
+def test_minilm_probe_recall(sample_dir):
+    from glong_lib.models import load_encoder
+
+    convs = load_conversations(sample_dir / "conversations")
+    probes = load_probes(sample_dir / "probes.jsonl")
+    ev = R.evaluate_probes(probes, convs, load_encoder(), methods=["glong", "dense"], ks=(1, 5), progress=False)
+    # a real encoder over gold triples should find the evidence turn for most probes
+    assert ev.metrics["glong"]["Recall@5"] > 0.4
+    assert ev.metrics["dense"]["Recall@5"] > 0.4
+
+
+def test_figures(memory):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from glong_lib.viz.retrieval import draw_retrieval, plot_recall_curves, plot_rerank_terms
+
+    trace = R.AssociativeRetriever(memory, k=2, update_access=False).retrieve("Maya denver", now_s=2000.0).trace
+    fig = plot_rerank_terms(trace)
+    assert len(fig.axes[0].patches) == 3 * len(trace.pool)  # three stacked terms per candidate
+    widths = [p.get_width() for p in fig.axes[0].patches]
+    assert sum(widths) == pytest.approx(sum(t.score for t in trace.rerank))
+    assert draw_retrieval(memory, trace) is not None
+    fig2 = plot_recall_curves({"a": {1: 0.2, 3: 0.5}}, paper=R.PAPER_LME_FIGURE4)
+    assert len(fig2.axes[0].lines) == 1 + len(R.PAPER_LME_FIGURE4)
+    plt.close("all")
+
+
+def test_cli_eval_bm25_and_errors(sample_dir, capsys):
+    from glong_lib.cli import main
+
+    assert main(["eval-retrieval", "--probes", str(sample_dir / "probes.jsonl"), "--methods", "bm25",
+                 "--k", "1,3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["metrics"][0]["method"] == "bm25" and out["ks"] == [1, 3]
+    assert main(["eval-retrieval", "--probes", "--methods", "bm25", "--k", "0"]) == 2
+    assert main(["eval-retrieval", "--probes", "--methods", "colbert"]) == 2
+    assert "unknown method" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_query_and_eval(tmp_path, sample_dir, capsys):
+    from glong_lib.cli import main
+    from glong_lib.models import load_encoder
+
+    conv = load_conversations(sample_dir / "conversations" / "c01.json")[0]
+    memory = R.memory_before(conv, None, load_encoder())
+    memory.save(tmp_path / "mem")
+    assert main(["query", str(tmp_path / "mem"), "What does Maya do for work?", "--k", "2", "--json",
+                 "--trace"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["results"]) == 2 and out["trace"]["sizes"]["final"] == 2
+    few = tmp_path / "probes.jsonl"  # the probes of c01 only: enough to check the command end to end
+    few.write_text("".join(line for line in (sample_dir / "probes.jsonl").read_text().splitlines(True)
+                           if '"c01"' in line))
+    assert main(["eval-retrieval", "--probes", str(few), "--methods", "bm25,dense", "--k", "1,3", "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    assert {r["method"] for r in table["metrics"]} == {"bm25", "dense"}
+    assert main(["query", str(tmp_path / "nope"), "hi"]) == 2
+
+
+# --------------------------------------------------------------------------- real data
+
+@pytest.mark.real_data
+def test_locomo_turn_baselines(real_data):
+    path = real_data / "locomo" / "locomo_dev.json"
+    ev = R.evaluate_locomo(path, WordEncoder(), methods=["bm25", "dense"], ks=(1, 5), conversations=1,
+                           max_turns=120, progress=False)
+    assert ev.excluded["adversarial (category 5)"] > 0
+    assert ev.metrics["bm25"]["questions"] > 0
+    assert 0.0 <= ev.metrics["bm25"]["Recall@1"] <= ev.metrics["bm25"]["Recall@5"] <= 1.0
+    with pytest.raises(DataError):
+        R.evaluate_locomo(path, WordEncoder(), methods=["glong"], conversations=1, progress=False)
