@@ -6,7 +6,7 @@ import json
 
 from glong_lib.cli import main
 
-from conftest import DATA
+from testdata import DATA
 
 
 def test_inspect_table(capsys):

@@ -17,7 +17,7 @@ from glong_lib.cli import main
 from glong_lib.models import get_profile
 from glong_lib.schema import Conversation, Session, Triple, TriplePair, Turn
 
-from conftest import DATA
+from testdata import DATA
 
 
 def test_doctests():

@@ -12,7 +12,7 @@ from glong_lib import loaders
 from glong_lib.errors import DataError
 from glong_lib.schema import DEFAULT_SESSION_GAP_S, TURN_SPACING_S, Conversation, Session, Turn
 
-from conftest import DATA
+from testdata import DATA
 
 
 # --------------------------------------------------------------------------- clock

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import tomllib
 
-from conftest import ROOT
+from testdata import ROOT
 
 BRIEF = {"jupyterlab", "transformers", "torch", "datasets", "faiss-cpu", "networkx", "matplotlib", "nbval",
          "papermill"}

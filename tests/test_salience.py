@@ -13,7 +13,7 @@ from glong_lib import salience as S
 from glong_lib.errors import DataError
 from glong_lib.schema import SummaryPair, Triple
 
-from conftest import DATA
+from testdata import DATA
 
 # --------------------------------------------------------------------------- Eq. 1
 

@@ -1,0 +1,14 @@
+"""Where the test data lives: the project's samples and, when GLONG_REAL_DATA is set, the real data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+
+
+def real_data_dir() -> Path | None:
+    value = os.environ.get("GLONG_REAL_DATA")
+    return Path(value) if value and Path(value).is_dir() else None
