@@ -191,6 +191,26 @@ def messages_key(messages: Messages) -> str:
     return json.dumps(messages, sort_keys=True, ensure_ascii=False)
 
 
+class ReplyCache:
+    """Replies to prompts already answered (greedy decoding repeats them exactly). A hit comes back
+    with ``cached=True`` and zero seconds, its token counts kept, so accounting stays exact."""
+
+    def __init__(self):
+        self._replies: dict[str, Generation] = {}
+
+    def get(self, messages: Messages) -> Optional[Generation]:
+        hit = self._replies.get(messages_key(messages))
+        return None if hit is None else Generation(hit.text, hit.prompt_tokens, hit.completion_tokens, 0.0,
+                                                   cached=True)
+
+    def put(self, messages: Messages, result: Generation) -> Generation:
+        self._replies[messages_key(messages)] = result
+        return result
+
+    def __len__(self) -> int:
+        return len(self._replies)
+
+
 def chat_token_ids(tokenizer, messages: Messages) -> list[int]:
     """The token ids a chat model reads for ``messages`` (its chat template, generation prompt added)."""
     ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
@@ -224,7 +244,7 @@ class LocalChatGenerator:
         self.max_new_tokens = int(max_new_tokens)
         self.device = device
         self._context_window = context_window
-        self.cache: Optional[dict[str, Generation]] = {} if cache else None
+        self.cache: Optional[ReplyCache] = ReplyCache() if cache else None
         self._tok, self._model = tokenizer, model
         self.name = "SmolLM2-135M-Instruct" if ref == BUNDLED_SMOLLM2 else str(ref)
 
@@ -258,10 +278,9 @@ class LocalChatGenerator:
     def generate(self, messages: Messages) -> Generation:
         import torch
 
-        key = messages_key(messages)
-        if self.cache is not None and key in self.cache:
-            hit = self.cache[key]
-            return Generation(hit.text, hit.prompt_tokens, hit.completion_tokens, 0.0, cached=True)
+        hit = self.cache.get(messages) if self.cache is not None else None
+        if hit is not None:
+            return hit
         start = time.perf_counter()
         ids = self._encode(messages)[-self.max_prompt_tokens:]  # left truncation keeps the instruction
         input_ids = torch.tensor([ids], device=self._model.device)
@@ -276,9 +295,7 @@ class LocalChatGenerator:
             new = new[: new.index(eos) + 1]
         text = self._tok.decode(new, skip_special_tokens=True)
         result = Generation(text, len(ids), len(new), time.perf_counter() - start)
-        if self.cache is not None:
-            self.cache[key] = result
-        return result
+        return self.cache.put(messages, result) if self.cache is not None else result
 
 
 _SPEAKER_TAG = re.compile(r"^\s*[^\n:]{1,40}:[ \t]*")
@@ -375,7 +392,7 @@ class OpenAICompatibleGenerator:
         self.retries = int(retries)
         self.backoff_s = float(backoff_s)
         self._tokenizer = tokenizer
-        self.cache: Optional[dict[str, Generation]] = {} if cache else None
+        self.cache: Optional[ReplyCache] = ReplyCache() if cache else None
 
     @property
     def url(self) -> str:
@@ -428,10 +445,9 @@ class OpenAICompatibleGenerator:
         raise GenerationError(f"{self.url}: no reply after {self.retries + 1} attempts")  # pragma: no cover
 
     def generate(self, messages: Messages) -> Generation:
-        key = messages_key(messages)
-        if self.cache is not None and key in self.cache:
-            hit = self.cache[key]
-            return Generation(hit.text, hit.prompt_tokens, hit.completion_tokens, 0.0, cached=True)
+        hit = self.cache.get(messages) if self.cache is not None else None
+        if hit is not None:
+            return hit
         start = time.perf_counter()
         body = self._post({"model": self.model, "messages": messages, "temperature": self.temperature,
                            "max_tokens": self.max_new_tokens})
@@ -445,9 +461,7 @@ class OpenAICompatibleGenerator:
         result = Generation(text, int(prompt) if prompt is not None else self.count_tokens(messages),
                             int(completion) if completion is not None else self._count(text),
                             time.perf_counter() - start)
-        if self.cache is not None:
-            self.cache[key] = result
-        return result
+        return self.cache.put(messages, result) if self.cache is not None else result
 
 
 def _error_message(error: urllib.error.HTTPError) -> str:

@@ -414,6 +414,13 @@ def _turn_result(turns: list[Turn], order: Iterable[int], scores: Iterable[float
                            [turn_text(t) for t in picked])
 
 
+def _turn_k(query: str, k: int, n_turns: int) -> int:
+    """Check a turn-baseline query and clamp ``k`` to the number of turns indexed."""
+    if not isinstance(query, str) or not query.strip():
+        raise DataError("query is empty")
+    return min(int(k), n_turns)
+
+
 class DenseTurnRetriever:
     """Dense retrieval over raw turns: MiniLM embeddings in a faiss inner-product index (cosine)."""
 
@@ -431,9 +438,7 @@ class DenseTurnRetriever:
             self.index.add(np.ascontiguousarray(vecs, dtype=np.float32))
 
     def retrieve(self, query: str, now_s: float = 0.0, k: Optional[int] = None) -> RetrievalResult:
-        if not isinstance(query, str) or not query.strip():
-            raise DataError("query is empty")
-        k = min(self.k if k is None else int(k), len(self.turns))
+        k = _turn_k(query, self.k if k is None else k, len(self.turns))
         if k == 0:
             return RetrievalResult([], [], [], [], [])
         qvec = _encode(self.encoder, [query]).astype(np.float32)
@@ -465,9 +470,7 @@ class BM25TurnRetriever:
         self.bm25 = BM25Okapi(docs) if docs else None
 
     def retrieve(self, query: str, now_s: float = 0.0, k: Optional[int] = None) -> RetrievalResult:
-        if not isinstance(query, str) or not query.strip():
-            raise DataError("query is empty")
-        k = min(self.k if k is None else int(k), len(self.turns))
+        k = _turn_k(query, self.k if k is None else k, len(self.turns))
         if k == 0:
             return RetrievalResult([], [], [], [], [])
         scores = self.bm25.get_scores(self.tokenizer(query))
