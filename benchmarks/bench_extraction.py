@@ -29,8 +29,8 @@ from glong_lib import extraction as ex
 from glong_lib.loaders import load_conversations
 
 ROOT = Path(__file__).resolve().parent.parent
-SHOWN = ("f1 exact", "f1 norm", "precision norm", "recall norm", "relation accuracy", "unparseable rate",
-         "utterances/s")
+SHOWN = ("f1 exact", "f1 norm", "precision norm", "recall norm", "f1 partial", "fact detection f1",
+         "relation accuracy", "unparseable rate", "utterances/s")
 
 
 def compare(models: dict, run) -> dict:
@@ -55,11 +55,13 @@ def throughput(extractor, utterances: list[str], batch_sizes: list[int]) -> dict
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--profile", default="offline")
-    parser.add_argument("--n-gold", type=int, default=100, help="gold turns scored (seeded sample)")
+    parser.add_argument("--n-gold", type=int, default=None, help="gold turns scored (seeded sample; default all)")
+    parser.add_argument("--parts", nargs="*", default=["gold", "throughput", "personaext"],
+                        choices=["gold", "throughput", "personaext"], help="which parts to run")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--throughput-n", type=int, default=48, help="utterances timed per batch size")
     parser.add_argument("--batch-sizes", type=int, nargs="*", default=[1, 8, 16])
-    parser.add_argument("--real-train", type=int, default=300, help="PersonaExt training utterances")
+    parser.add_argument("--real-train", type=int, default=512, help="PersonaExt training utterances")
     parser.add_argument("--real-dev", type=int, default=200, help="PersonaExt dev utterances scored")
     parser.add_argument("--real-steps", type=int, default=None, help="PersonaExt training steps (default: profile's)")
     parser.add_argument("--seed", type=int, default=42)
@@ -67,22 +69,27 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     results: dict = {"machine": f"{os.cpu_count()} CPUs", "profile": args.profile}
 
-    print("== shipped gold (data/conversations)")
     turns = ex.gold_turns(load_conversations(ROOT / "data" / "conversations"), args.n_gold, seed=args.seed)
-    start = time.perf_counter()
-    fine = ex.load_extractor(args.profile)
-    results["adapter ready s"] = round(time.perf_counter() - start, 1)
     zero = ex.load_extractor(args.profile, zero_shot=True)
-    models = {"zero-shot": zero, "fine-tuned": fine}
-    gold = compare(models, lambda m: ex.evaluate_extractor(m, turns, args.batch_size, progress=False)[0])
-    results["gold"] = gold
+    if "gold" in args.parts or "throughput" in args.parts:
+        start = time.perf_counter()
+        fine = ex.load_extractor(args.profile)
+        results["adapter ready s"] = round(time.perf_counter() - start, 1)
+    if "gold" in args.parts:
+        print(f"== shipped gold (data/conversations): {len(turns)} turns, "
+              f"{sum(len(t.triples) for t in turns)} gold triples, {sum(not t.triples for t in turns)} with none")
+        models = {"zero-shot": zero, "fine-tuned": fine}
+        results["gold"] = compare(models, lambda m: ex.evaluate_extractor(m, turns, args.batch_size, progress=False)[0])
 
-    print("\n== throughput (fine-tuned, greedy, batched)")
-    utterances = [t.text for t in turns][: args.throughput_n]
-    results["utterances/s by batch size"] = throughput(fine, utterances, args.batch_sizes)
+    if "throughput" in args.parts:
+        print("\n== throughput (fine-tuned, greedy, batched)")
+        utterances = [t.text for t in turns][: args.throughput_n]
+        results["utterances/s by batch size"] = throughput(fine, utterances, args.batch_sizes)
 
     real = os.environ.get("GLONG_REAL_DATA")
-    if real and Path(real).is_dir():
+    if "personaext" not in args.parts:
+        pass
+    elif real and Path(real).is_dir():
         print("\n== PersonaExt (GLONG_REAL_DATA)")
         pairs = ex.load_pairs(Path(real) / "personaext" / "personaext_pairs.jsonl")
         train, dev = ex.split_pairs(pairs, 0.1, args.seed, max_train=args.real_train, max_dev=args.real_dev)

@@ -180,6 +180,29 @@ def test_alignment_accuracy_and_confusions():
     assert report["f1 exact"] == ex.prf(1, 3, 3)["f1"]
 
 
+def test_partial_match_and_fact_detection_by_hand():
+    gold = [[Triple("Leo", "like_activity", "making pasta"), Triple("Leo", "like_food", "italian")],
+            [], [Triple("Maya", "have_children", "two kids")]]
+    pred = [[Triple("Leo", "like_activity", "fresh pasta"), Triple("Leo", "like_food", "pasta")],
+            [Triple("Maya", "plan", "sleep")], [Triple("Maya", "have_chidren", "kids")]]
+    # partial: pred hits = "fresh pasta" (same s, r; shares "pasta") and "kids" via the relation alias = 2 of 4;
+    # gold hits = "making pasta" and "two kids" = 2 of 3 -> F1 = 2 * .5 * .6667 / 1.1667 = .5714
+    assert ex.score_partial(pred, gold) == {"precision": 0.5, "recall": 0.6667, "f1": 0.5714}
+    # detection: said fact on turns 1, 2, 3; facts on 1 and 3 -> P 2/3, R 1, F1 .8
+    assert ex.fact_detection(pred, gold) == {"precision": 0.6667, "recall": 1.0, "f1": 0.8}
+    assert ex.normalise_relation("have_chidren") == "have_children"
+    assert ex.score_triples(pred, gold)["tp"] == 0
+
+
+def test_snap_relation_onto_the_schema():
+    known = ["has_profession", "has_ability", "have_pet", "like_music"]
+    assert ex.snap_relation("have_ability", known) == "has_ability"
+    assert ex.snap_relation("has_pet", known) == "have_pet"
+    assert ex.snap_relation("like_music", known) == "like_music"
+    assert ex.snap_relation("location", known) == "location"  # nothing close: kept as written
+    assert ex.snap_relation("have_ability", []) == "have_ability"  # no schema (zero-shot): no snapping
+
+
 def test_relation_confusions_order():
     pairs = [("a", "b")] * 3 + [("c", "d")] * 5 + [("e", "e")] * 9
     assert ex.relation_confusions(pairs, top=1) == [("c", "d", 5)]

@@ -9,7 +9,8 @@ from typing import Any, Optional, Sequence
 
 #: The bars of ``plot_scores``: (label, key in an ``evaluate_extraction`` report).
 SCORE_BARS = (("P exact", "precision exact"), ("R exact", "recall exact"), ("F1 exact", "f1 exact"),
-              ("F1 norm.", "f1 norm"), ("relation acc.", "relation accuracy"), ("unparseable", "unparseable rate"))
+              ("F1 norm.", "f1 norm"), ("F1 partial", "f1 partial"), ("fact detect. F1", "fact detection f1"),
+              ("relation acc.", "relation accuracy"), ("unparseable", "unparseable rate"))
 
 
 def plot_loss_curve(log_history: Sequence[dict[str, Any]], title: str = "LoRA fine-tuning"):
