@@ -3,17 +3,18 @@
 1. **Shipped gold** (always): the default cached adapter (trained on ``data/triple_pairs.jsonl`` on
    first use) and the zero-shot base model on a seeded sample of gold turns of
    ``data/conversations`` (first person resolved to the speaker): P/R/F1 exact and normalised,
-   relation accuracy, unparseable rate.
+   partial F1, fact detection F1, relation accuracy, unparseable rate.
 2. **Throughput**: utterances per second of the fine-tuned extractor, batched greedy decoding
-   (left padding), at a few batch sizes.
+   (left padding), at a few batch sizes (aim: 4 or more on 2 cores).
 3. **PersonaExt** (only when ``GLONG_REAL_DATA`` points at the real data folder): an adapter
-   trained on a few hundred PersonaExt training utterances, both models scored on a held-out dev
-   sample (split by utterance; subjects stay "i", as in the data).
+   trained (the profile's default recipe) on 512 PersonaExt training utterances, both models
+   scored on a held-out dev sample (split by utterance; subjects stay "i", as in the data).
 
 Timings are for this machine and its load; say which when you report them.
 
-    python benchmarks/bench_extraction.py                      # gold + throughput (+ PersonaExt)
+    python benchmarks/bench_extraction.py                      # gold (all 492 turns) + throughput (+ PersonaExt)
     python benchmarks/bench_extraction.py --n-gold 40 --json
+    python benchmarks/bench_extraction.py --parts throughput --batch-sizes 8 16 32   # on a quiet machine
 """
 
 from __future__ import annotations
