@@ -88,9 +88,9 @@ def main(argv=None) -> int:
         results["utterances/s by batch size"] = throughput(fine, utterances, args.batch_sizes)
 
     real = os.environ.get("GLONG_REAL_DATA")
-    if "personaext" not in args.parts:
-        pass
-    elif real and Path(real).is_dir():
+    if "personaext" in args.parts and not (real and Path(real).is_dir()):
+        print("\n(PersonaExt skipped: set GLONG_REAL_DATA to the real data folder)")
+    elif "personaext" in args.parts:
         print("\n== PersonaExt (GLONG_REAL_DATA)")
         pairs = ex.load_pairs(Path(real) / "personaext" / "personaext_pairs.jsonl")
         train, dev = ex.split_pairs(pairs, 0.1, args.seed, max_train=args.real_train, max_dev=args.real_dev)
@@ -101,8 +101,6 @@ def main(argv=None) -> int:
         results["personaext"] = compare(
             real_models, lambda m: ex.evaluate_on_pairs(m, dev, args.batch_size, progress=False)[0])
         print(f"trained on {len(train)} utterances, scored on {len(dev)} held-out utterances")
-    else:
-        print("\n(PersonaExt skipped: set GLONG_REAL_DATA to the real data folder)")
 
     if args.json:
         print(json.dumps(results, indent=1, default=str))

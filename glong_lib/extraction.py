@@ -65,8 +65,8 @@ MAX_NEW_TOKENS = 64
 SMOKE_STEPS = 6
 
 #: Training steps of the default adapter of the CPU (offline) profile: 160 steps of 4 pairs, about
-#: 0.9 epoch of the shipped pairs in about 6 minutes on 2 cores, which keeps notebook 01's default
-#: run inside its 10-minute budget. Measured on all 492 gold turns, at the same 6-minute budget:
+#: 0.9 epoch of the shipped pairs in about 6 minutes on 2 cores (notebook 01's default run, training
+#: included, aims at 10 minutes). Measured on all 492 gold turns, at the same 6-minute budget:
 #: 64 steps of 8 gave exact F1 0.032, 160 steps of 4 gave 0.081 (more updates beat bigger batches
 #: here). Profiles meant for a GPU train for the profile's ``train_epochs`` instead.
 OFFLINE_STEPS = 160
