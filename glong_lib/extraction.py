@@ -427,7 +427,11 @@ def partial_match(pred: Triple, gold: Triple) -> bool:
     >>> partial_match(Triple("Leo", "like_food", "pasta"), Triple("Leo", "like_activity", "making pasta"))
     False
     """
-    p, g = triple_key(pred, True), triple_key(gold, True)
+    return _keys_overlap(triple_key(pred, True), triple_key(gold, True))
+
+
+def _keys_overlap(p: tuple[str, str, str], g: tuple[str, str, str]) -> bool:
+    """``partial_match`` on normalised keys (computed once per triple by ``score_partial``)."""
     return p[:2] == g[:2] and bool(set(p[2].split()) & set(g[2].split()))
 
 
@@ -442,10 +446,12 @@ def score_partial(pred: Sequence[Sequence[Triple]], gold: Sequence[Sequence[Trip
     """
     hit_pred = hit_gold = n_pred = n_gold = 0
     for p_list, g_list in zip(pred, gold):
-        n_pred += len(p_list)
-        n_gold += len(g_list)
-        hit_pred += sum(any(partial_match(p, g) for g in g_list) for p in p_list)
-        hit_gold += sum(any(partial_match(p, g) for p in p_list) for g in g_list)
+        p_keys = [triple_key(t, True) for t in p_list]
+        g_keys = [triple_key(t, True) for t in g_list]
+        n_pred += len(p_keys)
+        n_gold += len(g_keys)
+        hit_pred += sum(any(_keys_overlap(p, g) for g in g_keys) for p in p_keys)
+        hit_gold += sum(any(_keys_overlap(p, g) for p in p_keys) for g in g_keys)
     precision = hit_pred / n_pred if n_pred else 0.0
     recall = hit_gold / n_gold if n_gold else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -849,7 +855,7 @@ def snap_relation(relation: str, known: Sequence[str], cutoff: float = SNAP_CUTO
     """
     if not known or relation in known:
         return relation
-    close = difflib.get_close_matches(relation, list(known), n=1, cutoff=cutoff)
+    close = difflib.get_close_matches(relation, known, n=1, cutoff=cutoff)
     return close[0] if close else relation
 
 
