@@ -28,6 +28,7 @@ from pathlib import Path
 
 from glong_lib import extraction as ex
 from glong_lib.loaders import load_conversations
+from glong_lib.evaluation import extraction as EX
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWN = ("f1 exact", "f1 norm", "precision norm", "recall norm", "f1 partial", "fact detection f1",
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     results: dict = {"machine": f"{os.cpu_count()} CPUs", "profile": args.profile}
 
-    turns = ex.gold_turns(load_conversations(ROOT / "data" / "conversations"), args.n_gold, seed=args.seed)
+    turns = EX.gold_turns(load_conversations(ROOT / "data" / "conversations"), args.n_gold, seed=args.seed)
     # the zero-shot baseline is scored by the gold and PersonaExt parts only
     zero = ex.load_extractor(args.profile, zero_shot=True) if {"gold", "personaext"} & set(args.parts) else None
     if "gold" in args.parts or "throughput" in args.parts:
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
         print(f"== shipped gold (data/conversations): {len(turns)} turns, "
               f"{sum(len(t.triples) for t in turns)} gold triples, {sum(not t.triples for t in turns)} with none")
         models = {"zero-shot": zero, "fine-tuned": fine}
-        results["gold"] = compare(models, lambda m: ex.evaluate_extractor(m, turns, args.batch_size, progress=False)[0])
+        results["gold"] = compare(models, lambda m: EX.evaluate_extractor(m, turns, args.batch_size, progress=False)[0])
 
     if "throughput" in args.parts:
         print("\n== throughput (fine-tuned, greedy, batched)")
@@ -100,7 +101,7 @@ def main(argv=None) -> int:
         results["personaext train s"] = round(time.perf_counter() - start, 1)
         real_models = {"zero-shot": zero, "fine-tuned": ex.load_extractor(args.profile, adapter=adapter)}
         results["personaext"] = compare(
-            real_models, lambda m: ex.evaluate_on_pairs(m, dev, args.batch_size, progress=False)[0])
+            real_models, lambda m: EX.evaluate_on_pairs(m, dev, args.batch_size, progress=False)[0])
         print(f"trained on {len(train)} utterances, scored on {len(dev)} held-out utterances")
 
     if args.json:

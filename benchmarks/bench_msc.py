@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from glong_lib.agent import METHODS, TripleSource, make_agents
-from glong_lib.evaluation import run_msc_evaluation, sample_conversations
+from glong_lib.config import get_profile
+from glong_lib.evaluation.msc import run_msc_evaluation, sample_conversations
 from glong_lib.generation import LocalChatGenerator, MemoryEchoGenerator
 from glong_lib.loaders import load_conversations
 from glong_lib.models import seed_everything
@@ -79,7 +80,8 @@ def main(argv=None) -> int:
     local = LocalChatGenerator(max_new_tokens=args.max_new_tokens)
     generator = MemoryEchoGenerator(tokenizer=local.tokenizer, context_window=local.context_window,
                                     max_new_tokens=args.max_new_tokens) if args.tokens_only else local
-    source = TripleSource(mode, score=not args.no_salience, smoke=args.smoke)
+    profile = get_profile("offline").smoke() if args.smoke else get_profile("offline")
+    source = TripleSource(mode, score=not args.no_salience, profile=profile)
     agents = make_agents(generator, args.methods, source=source)
     print(f"# bench_msc: {len(convs)} conversation(s) from {path.name}, seed {args.seed}; triples: {mode}; "
           f"salience: {not args.no_salience}; generator: {generator.name}; turns/session: "

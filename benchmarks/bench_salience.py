@@ -23,7 +23,9 @@ from dataclasses import replace
 import numpy as np
 
 from glong_lib import summarizer as S
-from glong_lib.salience import SalienceScorer, evaluate_salience
+from glong_lib.evaluation.salience import evaluate_salience
+from glong_lib.salience import SalienceScorer
+from glong_lib.evaluation import summaries as ZE
 
 
 def parse_args():
@@ -84,7 +86,7 @@ def main() -> None:
             alt.methods["SmolLM2 attention (alternative)"], alt.methods["length only"])[0, 1]), 3)
         result["causal_example_summaries"] = alt.summaries[:3]
     if not args.no_rouge:
-        result["rouge"] = S.rouge_report(tok, model, test, train, inputs=config.inputs)
+        result["rouge"] = ZE.rouge_report(tok, model, test, train, inputs=config.inputs)
     print(json.dumps(result, indent=1))
     if args.json:
         with open(args.json, "w") as f:

@@ -30,12 +30,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Sequence, Union
 
+from .config import PAPER_RETRIEVAL, Profile, get_profile
 from .errors import DataError
+from .extraction import extract_conversation, load_extractor
 from .generation import MEMORY_HEADER, build_prompt, clean_reply, fit_prompt
+from .memory import GraphMemory
+from .models import load_encoder
+from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever
+from .salience import load_scorer, score_conversation
 from .schema import Conversation, MemoryEdge, Session, Triple, Turn
-
-#: The paper's retrieval settings (Appendix B): anchors, hops, semantic top-N, betas, lambda, K.
-PAPER_RETRIEVAL = dict(anchors=5, hops=1, semantic_top_n=5, betas=(0.5, 0.3, 0.2), lam=1e-7, k=3)
+from .text import turn_line
 
 
 @dataclass
@@ -50,15 +54,6 @@ class AgentReply:
     cached: bool = False
     dropped_context_lines: int = 0
     messages: list[dict[str, str]] = field(default_factory=list)
-
-
-def format_turn(turn: Union[Turn, str]) -> str:
-    """A turn as one context line, ``Speaker: text`` (strings pass through).
-
-    >>> format_turn(Turn("S1:1", "Maya", "I moved to Denver."))
-    'Maya: I moved to Denver.'
-    """
-    return turn if isinstance(turn, str) else f"{turn.speaker}: {turn.text}"
 
 
 def memory_lines(messages: list[dict[str, str]], n: int) -> list[str]:
@@ -120,7 +115,7 @@ class Agent:
 
     # -- what differs between agents
     def context_lines(self, context: Sequence[Union[Turn, str]]) -> list[str]:
-        return [format_turn(t) for t in context]
+        return [turn_line(t) for t in context]
 
     def memories(self, utterance: str, now_s: float) -> list:
         return []
@@ -157,7 +152,7 @@ class LongContextAgent(Agent):
 
     def observe_session(self, session, conversation) -> None:
         self.history.append(f"[Session {session.index}]")
-        self.history.extend(format_turn(t) for t in session.turns)
+        self.history.extend(turn_line(t) for t in session.turns)
         self.seen.update(t.id for t in session.turns)
 
     def context_lines(self, context):
@@ -192,7 +187,7 @@ class _TurnRAGAgent(Agent):
     def memories(self, utterance, now_s) -> list[str]:
         if self.retriever is None:
             return []
-        # each item is a past turn written "Speaker: text" (retrieval.turn_text)
+        # each item is a past turn written "Speaker: text" (text.turn_line)
         return list(self.retriever.retrieve(utterance, now_s, k=self.k).texts)
 
 
@@ -207,11 +202,7 @@ class DenseRAGAgent(_TurnRAGAgent):
 
     def build_retriever(self, turns):
         if self.encoder is None:
-            from .models import load_encoder
-
             self.encoder = load_encoder()
-        from .retrieval import DenseTurnRetriever
-
         return DenseTurnRetriever(turns, self.encoder)
 
 
@@ -221,8 +212,6 @@ class BM25RAGAgent(_TurnRAGAgent):
     name = "BM25 RAG"
 
     def build_retriever(self, turns):
-        from .retrieval import BM25TurnRetriever
-
         return BM25TurnRetriever(turns)
 
 
@@ -237,27 +226,23 @@ class TripleSource:
     """
 
     def __init__(self, mode: str = "gold", extractor=None, scorer=None, score: bool = True,
-                 profile: str = "offline", smoke: bool = False, scope: str = "session"):
+                 profile: Union[str, Profile] = "offline", scope: str = "session"):
         if mode not in ("gold", "model"):
             raise DataError(f"unknown triple source '{mode}' (choose gold or model)")
-        self.mode, self.score, self.profile, self.smoke, self.scope = mode, score, profile, smoke, scope
+        self.mode, self.score, self.profile, self.scope = mode, score, get_profile(profile), scope
         self._extractor, self._scorer = extractor, scorer
         self._cache: dict[tuple[str, int], list[Triple]] = {}
 
     @property
     def extractor(self):
         if self._extractor is None:
-            from .extraction import load_extractor
-
-            self._extractor = load_extractor(profile=self.profile, smoke=self.smoke)
+            self._extractor = load_extractor(profile=self.profile)
         return self._extractor
 
     @property
     def scorer(self):
         if self._scorer is None:
-            from .salience import load_scorer
-
-            self._scorer = load_scorer(profile=self.profile, smoke=self.smoke)
+            self._scorer = load_scorer(profile=self.profile)
         return self._scorer
 
     def session_triples(self, conversation: Conversation, session: Session) -> list[Triple]:
@@ -268,12 +253,8 @@ class TripleSource:
                                   session=session.index, source=t.text)
                            for t in session.turns for tr in t.triples]
             else:
-                from .extraction import extract_conversation
-
                 triples = extract_conversation(conversation, self.extractor, sessions=[session.index])
             if self.score and triples:
-                from .salience import score_conversation
-
                 triples = score_conversation(triples, self.scorer, scope=self.scope)
             self._cache[key] = triples
         return self._cache[key]
@@ -297,18 +278,14 @@ class GLongAgent(Agent):
         self.encoder = encoder
         self.memory_policy = memory_policy
         self.update_access = update_access
-        self.retrieval = {**PAPER_RETRIEVAL, **retrieval}
+        self.retrieval = {**PAPER_RETRIEVAL.as_kwargs(), **retrieval}
         self.memory = None
         self.retriever = None
         self.last_result = None
 
     def reset(self) -> None:
         if self.encoder is None:
-            from .models import load_encoder
-
             self.encoder = load_encoder()
-        from .memory import GraphMemory
-
         self.memory = GraphMemory(encoder=self.encoder, policy=self.memory_policy)
         self.retriever, self.last_result = None, None
 
@@ -316,8 +293,6 @@ class GLongAgent(Agent):
         # each fact enters memory at the time of the turn it came from, on the conversation clock
         self.memory.add_session(session, self.source.session_triples(conversation, session))
         # a fresh retriever sees the grown memory (its candidate-embedding cache starts clean)
-        from .retrieval import AssociativeRetriever
-
         self.retriever = AssociativeRetriever(self.memory, update_access=self.update_access, **self.retrieval)
 
     def memories(self, utterance, now_s) -> list[MemoryEdge]:
@@ -329,7 +304,7 @@ class GLongAgent(Agent):
 
 def glong_ablations(generator, source: TripleSource, encoder=None, **retrieval) -> dict[str, GLongAgent]:
     """G-Long and its two ablations, sharing one triple source (one extraction and scoring pass)."""
-    b1, b2, b3 = retrieval.pop("betas", PAPER_RETRIEVAL["betas"])
+    b1, b2, b3 = retrieval.pop("betas", PAPER_RETRIEVAL.betas)
     return {
         "G-Long": GLongAgent(generator, source, encoder, betas=(b1, b2, b3), name="G-Long", **retrieval),
         "G-Long w/o importance": GLongAgent(generator, source, encoder, betas=(b1, 0.0, b3),
@@ -368,5 +343,5 @@ def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[Tr
 
 __all__ = [
     "AgentReply", "Agent", "NoHistoryAgent", "LongContextAgent", "DenseRAGAgent", "BM25RAGAgent",
-    "GLongAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "PAPER_RETRIEVAL", "format_turn",
+    "GLongAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "PAPER_RETRIEVAL", 
 ]

@@ -25,17 +25,14 @@ Supported formats (``detect_format`` names):
 
 from __future__ import annotations
 
-import json
 import re
-from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator, Union
+from typing import Any, Callable, Union
 
 from .errors import DataError
+from .io import PathLike, iter_jsonl, read_json, read_text
 from .schema import QA, Conversation, Session, SummaryPair, Triple, TriplePair, Turn
-
-PathLike = Union[str, Path]
 
 #: LoCoMo question categories (the official numbering; note 1 is multi-hop and 4 single-hop).
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -47,50 +44,7 @@ _TIME_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 60
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
 
 
-# --------------------------------------------------------------------------- low-level readers
-
-def read_text(path: PathLike) -> str:
-    """Read a UTF-8 file, or raise DataError (missing file, not UTF-8, empty)."""
-    p = Path(path)
-    if not p.is_file():
-        raise DataError("no such file", path=p)
-    raw = p.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise DataError(f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", path=p) from None
-    if not text.strip():
-        raise DataError("file is empty", path=p)
-    return text
-
-
-def read_json(path: PathLike, lenient: bool = False) -> Any:
-    """Parse a JSON file. ``lenient`` repairs the slips of PersonaExt's schema file: ``//``
-    comments, trailing commas, and a missing comma between two values on consecutive lines."""
-    text = read_text(path)
-    if lenient:
-        text = re.sub(r'(?m)([,\[\]{}"]|^)([ \t]*)//[^\n]*', r"\1\2", text)
-        text = re.sub(r",(\s*[}\]])", r"\1", text)
-        text = re.sub(r'(["}\]])(\s*\n\s*)(?=["{\[])', r"\1,\2", text)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DataError(f"invalid JSON ({e.msg})", path=path, where=f"line {e.lineno} column {e.colno}") from None
-
-
-def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line_number, object)`` for each non-blank line; every line must be a JSON object."""
-    for n, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(f"invalid JSON ({e.msg})", path=path, where=f"line {n}") from None
-        if not isinstance(obj, dict):
-            raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=f"line {n}")
-        yield n, obj
-
+# --------------------------------------------------------------------------- checks
 
 def _need(obj: dict, key: str, kind: Union[type, tuple], path: PathLike, where: str) -> Any:
     """Fetch ``obj[key]`` and check its type, or raise a DataError that says which and where."""
@@ -399,6 +353,8 @@ def load_locomo(path: PathLike) -> tuple[list[Conversation], list[QA]]:
     convs, qas = [], []
     for r, sample in enumerate(data, start=1):
         w = f"sample {r}"
+        if not isinstance(sample, dict):
+            raise DataError(f"expected a JSON object, got {type(sample).__name__}", path=path, where=w)
         cid = str(sample.get("sample_id", f"locomo-{r}"))
         c = _need(sample, "conversation", dict, path, w)
         numbers = sorted(int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k)))
@@ -408,30 +364,39 @@ def load_locomo(path: PathLike) -> tuple[list[Conversation], list[QA]]:
             turns = [Turn(str(_need(t, "dia_id", str, path, sw)), _need(t, "speaker", str, path, sw),
                           _need(t, "text", str, path, sw)) for t in _need(c, f"session_{i}", list, path, sw)]
             stamp = c.get(f"session_{i}_date_time")
+            if stamp is not None and not isinstance(stamp, str):
+                raise DataError(f"'session_{i}_date_time' should be str, got {type(stamp).__name__}",
+                                path=path, where=sw)
             when = None
             if stamp:
                 try:
                     when = parse_locomo_date(stamp)
                 except ValueError:
-                    raise DataError(f"unreadable date '{stamp}'", path=path, where=sw) from None
+                    raise DataError(f"unreadable date '{stamp[:60]}'", path=path, where=sw) from None
             gap = (when - prev).total_seconds() if (when and prev) else None
             sessions.append(Session(i, turns, gap, when.isoformat() if when else None))
             prev = when or prev
         conv = Conversation(cid, [str(c.get("speaker_a", "A")), str(c.get("speaker_b", "B"))], sessions,
                             source="locomo")
         convs.append(_check_conversation(conv, path, w))
-        for q_i, q in enumerate(sample.get("qa", []), start=1):
+        items = sample.get("qa", [])
+        if not isinstance(items, list):
+            raise DataError(f"'qa' should be list, got {type(items).__name__}", path=path, where=w)
+        for q_i, q in enumerate(items, start=1):
             qw = f"{w}, qa {q_i}"
             cat = _need(q, "category", int, path, qw)
-            if cat not in LOCOMO_CATEGORIES:
-                raise DataError(f"unknown category {cat}", path=path, where=qw)
+            if isinstance(cat, bool) or cat not in LOCOMO_CATEGORIES:
+                raise DataError(f"unknown category {cat!r}", path=path, where=qw)
+            evidence = q.get("evidence", [])
+            if not isinstance(evidence, list) or not all(isinstance(e, (str, int)) for e in evidence):
+                raise DataError("'evidence' should be a list of dialogue ids", path=path, where=qw)
             answer = q.get("answer", q.get("adversarial_answer", ""))
             qas.append(QA(cid, _need(q, "question", str, path, qw), str(answer),
-                          [str(e) for e in q.get("evidence", [])], LOCOMO_CATEGORIES[cat], id=f"{cid}-q{q_i}"))
+                          [str(e) for e in evidence], LOCOMO_CATEGORIES[cat], id=f"{cid}-q{q_i}"))
     return convs, qas
 
 
-# --------------------------------------------------------------------------- detection and stats
+# --------------------------------------------------------------------------- format detection
 
 def _first_record(path: Path) -> Any:
     """The first JSON record of a file: the object/list of a JSON file, or the first JSONL line."""
@@ -494,60 +459,3 @@ CONVERSATION_LOADERS: dict[str, Callable] = {
     "msc-episodes": load_msc_episodes,
     "locomo": load_locomo,
 }
-
-
-def _conversation_stats(convs: list[Conversation]) -> dict[str, Any]:
-    turns = [t for c in convs for t in c.turns()]
-    sessions = [s for c in convs for s in c.sessions]
-    stats: dict[str, Any] = {
-        "conversations": len(convs),
-        "sessions": len(sessions),
-        "turns": len(turns),
-        "turns per session (mean)": round(len(turns) / max(1, len(sessions)), 1),
-        "sessions with unknown gap": sum(1 for c in convs for s in c.sessions[1:] if not s.gap_known),
-    }
-    gold = [tr for t in turns for tr in t.triples]
-    if gold:
-        stats["gold triples"] = len(gold)
-        stats["turns with triples"] = sum(1 for t in turns if t.triples)
-        stats["relations"] = len({tr.relation for tr in gold})
-    return stats
-
-
-def inspect_file(path: PathLike) -> dict[str, Any]:
-    """Detect, load and summarise any supported file. Returns a flat dict of statistics."""
-    p = Path(path)
-    fmt = detect_format(p)
-    stats: dict[str, Any] = {"file": p.name, "format": fmt}
-    if fmt == "locomo":
-        convs, qas = load_locomo(p)
-        stats.update(_conversation_stats(convs))
-        stats["questions"] = len(qas)
-        for name, count in sorted(Counter(q.category for q in qas).items()):
-            stats[f"questions: {name}"] = count
-    elif fmt in CONVERSATION_LOADERS:
-        stats.update(_conversation_stats(load_conversations(p)))
-    elif fmt == "glong-probes":
-        probes = load_probes(p)
-        stats["probes"] = len(probes)
-        stats["conversations"] = len({q.conversation for q in probes})
-        for name, count in sorted(Counter(q.category for q in probes).items()):
-            stats[f"probes: {name}"] = count
-    elif fmt in ("personaext-pairs", "personaext-u2t", "glong-triple-pairs"):
-        pairs = load_triple_pairs(p)
-        triples = [t for pr in pairs for t in pr.triples]
-        stats.update({"pairs (utterances)": len(pairs), "triples": len(triples),
-                      "utterances with no triple": sum(1 for pr in pairs if not pr.triples),
-                      "relations": len({t.relation for t in triples})})
-        for rel, count in Counter(t.relation for t in triples).most_common(5):
-            stats[f"top relation: {rel}"] = count
-    elif fmt == "personaext-schema":
-        stats["relations"] = len(load_personaext_schema(p))
-    elif fmt in ("samsum", "dialogsum", "glong-summaries"):
-        pairs = load_summary_pairs(p)
-        stats["pairs"] = len(pairs)
-        stats["dialogue lines (mean)"] = round(sum(d.dialogue.count("\n") + 1 for d in pairs) / len(pairs), 1)
-        stats["summary words (mean)"] = round(sum(len(d.summary.split()) for d in pairs) / len(pairs), 1)
-        if any(d.triples for d in pairs):
-            stats["gold triples"] = sum(len(d.triples) for d in pairs)
-    return stats

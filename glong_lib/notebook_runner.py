@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .errors import DataError
+
 #: The repository's notebooks folder (the library is installed editable from the repo).
 REPO_ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
@@ -57,7 +59,7 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
     import papermill as pm
 
     if inplace and smoke:
-        raise ValueError("--inplace refreshes the committed notebooks with a full run; it cannot be --smoke")
+        raise DataError("--inplace refreshes the committed notebooks with a full run; it cannot be --smoke")
     out = Path(out or REPO_ROOT / "build" / ("notebooks-smoke" if smoke else "notebooks"))
     out.mkdir(parents=True, exist_ok=True)
     params: dict = dict(extra or {})
@@ -74,7 +76,7 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
     runs = []
     books = list_notebooks(folder, only)
     if not books:
-        raise FileNotFoundError(f"no notebooks found in {folder}")
+        raise DataError(f"no notebook matches {', '.join(only) if only else '*'}", path=folder)
     for book in books:
         target = book if inplace else out / book.name
         start = time.perf_counter()

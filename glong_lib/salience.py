@@ -19,15 +19,17 @@ summary with beam search, re-reads it teacher-forced with eager attention, and a
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import torch
 
+from .config import Profile
 from .errors import DataError
+from .models import load_causal_lm
 from .schema import Triple
+from .summarizer import linearise_triples, load_summarizer
 
 SCOPES = ("session", "dialogue")
 
@@ -100,25 +102,6 @@ def normalise_by_max(scores: torch.Tensor, maximum: Optional[float] = None) -> t
     if not top > 0:
         raise DataError(f"cannot normalise: the maximum raw score is {top} (must be > 0)")
     return scores / top
-
-
-# --------------------------------------------------------------------------- input text and spans
-
-def linearise_triples(triples: Sequence[Triple]) -> tuple[str, list[tuple[int, int]]]:
-    """The summarizer's input: each triple as ``"{subject} {relation} {object}. "``, concatenated
-    (the reference code's format), and each triple's character range in that text.
-
-    >>> linearise_triples([Triple("Maya", "has_profession", "nurse"), Triple("Leo", "like", "dogs")])
-    ('Maya has_profession nurse. Leo like dogs. ', [(0, 26), (27, 41)])
-    """
-    text, ranges = "", []
-    for k, t in enumerate(triples):
-        piece = f"{t.subject} {t.relation} {t.object}."
-        if not piece[:-1].strip():
-            raise DataError(f"triple {k} is empty")
-        ranges.append((len(text), len(text) + len(piece)))
-        text += piece + " "
-    return text, ranges
 
 
 def token_spans(offsets: Sequence[tuple[int, int]], char_ranges: Sequence[tuple[int, int]],
@@ -278,18 +261,14 @@ class CausalSalienceScorer:
 
 def load_causal_scorer(**kwargs) -> CausalSalienceScorer:
     """The decoder-only alternative on the bundled SmolLM2 (eager attention)."""
-    from .models import load_causal_lm
-
     tok, model = load_causal_lm(attn="eager")
     return CausalSalienceScorer(tok, model, **kwargs)
 
 
-def load_scorer(profile: str = "offline", smoke: bool = False, **kwargs) -> SalienceScorer:
+def load_scorer(profile: Union[str, Profile] = "offline", **kwargs) -> SalienceScorer:
     """The scorer of a profile: the suite's own summarizer offline (trained and cached on first
-    use; ``smoke`` trains a few steps under its own cache key), the paper's T5 for hub/paper."""
-    from .summarizer import load_summarizer
-
-    tokenizer, model, name = load_summarizer(profile, smoke=smoke)
+    use; ``profile.smoke()`` trains a few steps under its own cache key), the paper's T5 for hub/paper."""
+    tokenizer, model, name = load_summarizer(profile)
     return SalienceScorer(tokenizer, model, name=name, **kwargs)
 
 
@@ -318,139 +297,3 @@ def score_conversation(triples: Sequence[Triple], scorer, scope: str = "session"
     return [replace(t, weight=float(w)) for t, w in zip(triples, weights)]
 
 
-# --------------------------------------------------------------------------- does the weight mean anything?
-
-STOPWORDS = frozenset(
-    "a an the of to in on at for and or but with by from is are was were be been being i me my we our you "
-    "your he him his she her they them their it its this that these those as about into over after before "
-    "up down out off so not no do does did have has had will would can could should just very too also "
-    "some any all more most own same than then there here what which who whom when where why how".split())
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-case words of ``text`` without stopwords or one-letter tokens.
-
-    >>> sorted(content_words("Maya's new job in Denver"))
-    ['denver', 'job', 'maya', 'new']
-    """
-    words = re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
-    return {w for w in words if w not in STOPWORDS and len(w) > 1}
-
-
-def mentioned_in(triple: Triple, reference: str) -> bool:
-    """The AUC label: does a content word of the triple's subject or object appear in ``reference``?
-
-    >>> mentioned_in(Triple("Walter", "has_profession", "beekeeper"), "Priya buys honey.")
-    False
-    >>> mentioned_in(Triple("Priya", "want_do", "buy honey"), "Priya buys honey.")
-    True
-    """
-    ref = content_words(reference)
-    return bool((content_words(triple.subject) | content_words(triple.object)) & ref)
-
-
-def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
-    """Area under the ROC curve: the chance a positive outranks a negative (ties count half).
-
-    >>> auc([0.9, 0.8, 0.3, 0.1], [1, 0, 1, 0])
-    0.75
-    >>> auc([0.5, 0.5], [1, 0])
-    0.5
-    """
-    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
-    pos, neg = s[y], s[~y]
-    if len(pos) == 0 or len(neg) == 0:
-        raise DataError("AUC needs at least one positive and one negative label")
-    greater = (pos[:, None] > neg[None, :]).sum()
-    ties = (pos[:, None] == neg[None, :]).sum()
-    return float((greater + 0.5 * ties) / (len(pos) * len(neg)))
-
-
-def rank_agreement(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
-    """Spearman's rho and Kendall's tau between two scorings of the same triples (scipy).
-
-    >>> rank_agreement([0.1, 0.5, 0.9], [0.2, 0.4, 1.0])
-    {'spearman': 1.0, 'kendall': 1.0}
-    """
-    from scipy.stats import kendalltau, spearmanr
-
-    return {"spearman": round(float(spearmanr(a, b).statistic), 4),
-            "kendall": round(float(kendalltau(a, b).statistic), 4)}
-
-
-def bootstrap_auc(scores: Sequence[float], labels: Sequence[bool], n: int = 500, seed: int = 42) -> tuple[float, float]:
-    """95% interval of the AUC over ``n`` seeded resamples of the triples (how noisy the number is)."""
-    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(n):
-        idx = rng.integers(0, len(s), len(s))
-        if y[idx].all() or not y[idx].any():
-            continue
-        values.append(auc(s[idx], y[idx]))
-    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
-
-
-@dataclass
-class SalienceEvaluation:
-    """Weights and labels pooled over held-out pairs, and the AUC of each method."""
-
-    labels: list[bool]
-    methods: dict[str, list[float]] = field(default_factory=dict)
-    summaries: list[str] = field(default_factory=list)
-
-    def auc_table(self, seed: int = 42) -> list[dict[str, Any]]:
-        """AUC per method with a bootstrap 95% interval; "random" is the mean over 200 seeded draws."""
-        rows = []
-        for name, weights in self.methods.items():
-            if name == "random":
-                rng = np.random.default_rng(seed)
-                draws = [auc(rng.random(len(self.labels)), self.labels) for _ in range(200)]
-                value, (lo, hi) = float(np.mean(draws)), np.percentile(draws, [2.5, 97.5])
-                name = "random (mean of 200 draws)"
-            else:
-                value, (lo, hi) = auc(weights, self.labels), bootstrap_auc(weights, self.labels, seed=seed)
-            rows.append({"method": name, "AUC": round(value, 3), "95% interval": f"{lo:.2f}-{hi:.2f}"})
-        return rows
-
-
-def evaluate_salience(scorer, pairs, seed: int = 42, progress: bool = True, shuffle: bool = True,
-                      method: str = "summarizer attention") -> SalienceEvaluation:
-    """Score the gold triples of each held-out summary pair and compare against baselines.
-
-    Label per triple: :func:`mentioned_in` the pair's reference summary. Methods: the scorer's
-    weights; uniform (every weight 1, AUC 0.5 by construction); seeded random; length only (the
-    triple's token count normalised per pair, what weights would be if attention were uniform);
-    and a diagnostic, the triple's position *as written in the file* (earlier = higher).
-
-    The shipped pairs list the central facts first, so position alone separates them; with
-    ``shuffle`` (default) the scorer sees each pair's triples in a seeded random order, so a
-    position-biased summarizer cannot look good (or bad) for the wrong reason.
-    """
-    from tqdm.auto import tqdm
-
-    rng = np.random.default_rng(seed)
-    ev = SalienceEvaluation(labels=[], methods={method: [], "uniform": [], "random": [], "length only": [],
-                                                "position as written (diagnostic)": []})
-    usable = [p for p in pairs if p.triples]
-    for pair in tqdm(usable, desc="salience", disable=not progress):
-        k = len(pair.triples)
-        order = rng.permutation(k) if shuffle else np.arange(k)
-        triples = [pair.triples[i] for i in order]
-        res = scorer.score(triples)
-        lengths = np.array([b - a for a, b in res.spans], dtype=float)
-        ev.labels += [mentioned_in(t, pair.summary) for t in triples]
-        ev.methods[method] += res.weights.tolist()
-        ev.methods["uniform"] += [1.0] * k
-        ev.methods["random"] += rng.random(k).tolist()
-        ev.methods["length only"] += (lengths / lengths.max()).tolist()
-        ev.methods["position as written (diagnostic)"] += [1.0 - i / k for i in order]
-        ev.summaries.append(res.summary)
-    return ev
-
-
-__all__ = [
-    "head_average", "triple_saliency", "normalise_by_max", "linearise_triples", "token_spans",
-    "SalienceResult", "SalienceScorer", "CausalSalienceScorer", "load_causal_scorer", "load_scorer", "score_conversation", "SCOPES",
-    "content_words", "mentioned_in", "auc", "bootstrap_auc", "rank_agreement", "SalienceEvaluation", "evaluate_salience",
-]

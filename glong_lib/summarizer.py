@@ -25,15 +25,15 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
+from .config import SUITE_SUMMARIZER, Profile, get_profile
 from .errors import DataError
+from .io import data_path
 from .loaders import load_summary_pairs
-from .models import SUITE_SUMMARIZER, cache_dir, choose_device, get_profile, minilm_path, resolve_model, seed_everything
-from .salience import linearise_triples
-from .schema import SummaryPair
+from .models import cache_dir, choose_device, minilm_path, resolve_model, seed_everything
+from .schema import SummaryPair, Triple
 
-SHIPPED_SUMMARIES = Path(__file__).resolve().parent.parent / "data" / "summaries.jsonl"
 ARCHS = ("t5", "minilm-ed")
 
 
@@ -69,9 +69,9 @@ SMOKE_CONFIG = replace(DEFAULT_CONFIG, d_model=64, num_layers=2, num_heads=2, d_
 
 # --------------------------------------------------------------------------- data
 
-def shipped_summary_pairs(path: Path = SHIPPED_SUMMARIES) -> list[SummaryPair]:
+def shipped_summary_pairs(path: Optional[Path] = None) -> list[SummaryPair]:
     """The project's dialogue -> summary pairs with gold triples."""
-    return load_summary_pairs(path)
+    return load_summary_pairs(path or data_path("summaries.jsonl"))
 
 
 def real_summary_pairs(folder: Path) -> list[SummaryPair]:
@@ -125,6 +125,27 @@ def data_hash(examples: Sequence[tuple[str, str]]) -> str:
     for src, tgt in examples:
         h.update(src.encode() + b"\0" + tgt.encode() + b"\1")
     return h.hexdigest()[:12]
+
+
+
+# --------------------------------------------------------------------------- input text and spans
+
+def linearise_triples(triples: Sequence[Triple]) -> tuple[str, list[tuple[int, int]]]:
+    """The summarizer's input: each triple as ``"{subject} {relation} {object}. "``, concatenated
+    (the reference code's format), and each triple's character range in that text.
+
+    >>> linearise_triples([Triple("Maya", "has_profession", "nurse"), Triple("Leo", "like", "dogs")])
+    ('Maya has_profession nurse. Leo like dogs. ', [(0, 26), (27, 41)])
+    """
+    text, ranges = "", []
+    for k, t in enumerate(triples):
+        piece = f"{t.subject} {t.relation} {t.object}."
+        if not piece[:-1].strip():
+            raise DataError(f"triple {k} is empty")
+        ranges.append((len(text), len(text) + len(piece)))
+        text += piece + " "
+    return text, ranges
+
 
 
 # --------------------------------------------------------------------------- models
@@ -250,74 +271,18 @@ def load_seq2seq(path: str | Path, device: Optional[str] = None):
     return tok, model.to(choose_device(device)).eval()
 
 
-def load_summarizer(profile: str = "offline", smoke: bool = False, config: Optional[SummarizerConfig] = None,
+def load_summarizer(profile: Union[str, Profile] = "offline", config: Optional[SummarizerConfig] = None,
                     real_data: Optional[Path] = None, device: Optional[str] = None):
-    """``(tokenizer, model, name)`` of a profile's summarizer (offline: trained and cached here)."""
+    """``(tokenizer, model, name)`` of a profile's summarizer (offline: trained and cached here;
+    a smoke profile gets the tiny ``SMOKE_CONFIG`` summarizer)."""
     p = get_profile(profile)
-    if p.summarizer == SUITE_SUMMARIZER:
-        path = offline_summarizer_dir(smoke=smoke, config=config, real_data=real_data)
+    if p.summarizer.model == SUITE_SUMMARIZER:
+        path = offline_summarizer_dir(smoke=p.is_smoke, config=config, real_data=real_data)
         return (*load_seq2seq(path, device), f"suite {path.name}")
-    return (*load_seq2seq(resolve_model(p.summarizer), device), p.summarizer)
+    return (*load_seq2seq(resolve_model(p.summarizer.model), device), p.summarizer.model)
 
 
 def summarizer_meta(path: Path) -> dict:
     return json.loads((Path(path) / "meta.json").read_text())
 
 
-# --------------------------------------------------------------------------- ROUGE
-
-def rouge_l(hypotheses: Sequence[str], references: Sequence[str]) -> float:
-    """Mean ROUGE-L F1 over pairs (``glong_lib.evaluation.rouge_l`` on each).
-
-    >>> round(rouge_l(["maya moves to denver"], ["Maya moves to Denver."]), 3)
-    1.0
-    """
-    from .evaluation import rouge_l as one_rouge_l
-
-    scores = [one_rouge_l(h, r) for h, r in zip(hypotheses, references)]
-    return sum(scores) / max(1, len(scores))
-
-
-def best_fixed_summary(train: Sequence[SummaryPair], limit: int = 60) -> str:
-    """The baseline sentence: the training summary with the best mean ROUGE-L against the others."""
-    pool = [p.summary for p in train][:limit]
-    return max(pool, key=lambda s: rouge_l([s] * len(pool), pool))
-
-
-def generate_summaries(tokenizer, model, sources: Sequence[str], num_beams: int = 4, max_new_tokens: int = 48,
-                       max_source_tokens: int = 256, progress: bool = True) -> list[str]:
-    """Beam-search summaries, one source at a time (no padding effects on CPU)."""
-    import torch
-    from tqdm.auto import tqdm
-
-    out = []
-    device = next(model.parameters()).device
-    for src in tqdm(sources, desc="summaries", disable=not progress):
-        ids = tokenizer(src, add_special_tokens=False, truncation=True, max_length=max_source_tokens,
-                        return_tensors="pt").input_ids.to(device)
-        with torch.no_grad():
-            gen = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), num_beams=num_beams,
-                                 max_new_tokens=max_new_tokens, min_new_tokens=5, early_stopping=True, do_sample=False)
-        out.append(tokenizer.decode(gen[0], skip_special_tokens=True).strip())
-    return out
-
-
-def rouge_report(tokenizer, model, test: Sequence[SummaryPair], train: Sequence[SummaryPair],
-                 inputs: Sequence[str] = ("triples", "dialogue"), progress: bool = True) -> list[dict]:
-    """ROUGE-L of the summarizer on held-out pairs (dialogue and triple inputs) beside the best
-    fixed sentence from the training summaries."""
-    refs = [p.summary for p in test]
-    fixed = best_fixed_summary(train)
-    rows = [{"summarizer input": "fixed sentence (baseline)", "ROUGE-L": round(rouge_l([fixed] * len(refs), refs), 3)}]
-    for name in inputs:
-        sources = [s for s, _ in training_examples(test, [name])]
-        hyps = generate_summaries(tokenizer, model, sources, progress=progress)
-        rows.append({"summarizer input": name, "ROUGE-L": round(rouge_l(hyps, refs), 3)})
-    return rows
-
-
-__all__ = [
-    "SummarizerConfig", "DEFAULT_CONFIG", "SMOKE_CONFIG", "ARCHS", "shipped_summary_pairs", "real_summary_pairs",
-    "split_pairs", "training_examples", "build_model", "train_summarizer", "offline_summarizer_dir", "load_seq2seq",
-    "load_summarizer", "summarizer_meta", "rouge_l", "best_fixed_summary", "generate_summaries", "rouge_report",
-]

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from glong_lib.agent import (METHODS, BM25RAGAgent, DenseRAGAgent, GLongAgent, LongContextAgent, NoHistoryAgent,
-                             TripleSource, make_agents)
+from glong_lib.agent import (
+    METHODS,
+    BM25RAGAgent,
+    DenseRAGAgent,
+    GLongAgent,
+    LongContextAgent,
+    NoHistoryAgent,
+    TripleSource,
+    make_agents,
+)
 from glong_lib.errors import DataError
 from glong_lib.generation import NO_MEMORIES, MemoryEchoGenerator
 from glong_lib.loaders import load_conversation

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from glong_lib.cli import main
-
 from testdata import DATA
+
+from glong_lib.cli import main
 
 
 def test_inspect_table(capsys):

@@ -10,8 +10,16 @@ import pytest
 
 from glong_lib.agent import Agent, AgentReply, BM25RAGAgent, NoHistoryAgent
 from glong_lib.errors import DataError
-from glong_lib.evaluation import (GPT4O_MINI, PriceTable, bleu_scores, cost_usd, reduction, rouge_l,
-                                  run_msc_evaluation, sample_conversations, session_queries, tokenize)
+from glong_lib.evaluation.metrics import bleu_scores, rouge_l, tokenize
+from glong_lib.evaluation.msc import (
+    GPT4O_MINI,
+    PriceTable,
+    cost_usd,
+    reduction,
+    run_msc_evaluation,
+    sample_conversations,
+    session_queries,
+)
 from glong_lib.generation import MemoryEchoGenerator
 from glong_lib.loaders import load_conversations, load_msc_jsonl
 from glong_lib.schema import Conversation, Session, Turn

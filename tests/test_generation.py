@@ -11,9 +11,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from glong_lib.errors import DataError
-from glong_lib.generation import (NO_MEMORIES, GenerationError, LocalChatGenerator, MemoryEchoGenerator,
-                                  OpenAICompatibleGenerator, build_prompt, clean_reply, fit_prompt,
-                                  format_elapsed, format_memories, format_memory, make_generator)
+from glong_lib.generation import (
+    NO_MEMORIES,
+    GenerationError,
+    LocalChatGenerator,
+    MemoryEchoGenerator,
+    OpenAICompatibleGenerator,
+    build_prompt,
+    clean_reply,
+    fit_prompt,
+    format_elapsed,
+    format_memories,
+    format_memory,
+    make_generator,
+)
 from glong_lib.schema import MemoryEdge, Triple
 
 # --------------------------------------------------------------------------- the prompt
@@ -117,6 +128,31 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, reply)
         if mode == "garbage":
             return self._send(200, {"object": "chat.completion"})
+        if mode == "disconnect":  # RemoteDisconnected on the client: the connection closes, no reply
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return None
+        if mode == "incomplete":  # IncompleteRead: fewer bytes than Content-Length promises
+            data = json.dumps(_completion("cut")).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data) + 50))
+            self.end_headers()
+            self.wfile.write(data[:20])
+            self.close_connection = True
+            return None
+        if mode == "html":
+            data = b"<html>gateway says hi</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
+        if mode == "shape":
+            return self._send(200, {"choices": "not a list", "usage": {"prompt_tokens": "many"}})
+        if mode == 503:
+            return self._send(503, {"error": {"message": "overloaded", "type": "server_error"}})
         return self._send(200, _completion(f"reply to: {body['messages'][-1]['content'][-20:]}"))
 
     def _send(self, code, obj):
@@ -178,7 +214,7 @@ def test_openai_backend_counts_locally_when_usage_is_missing(server, monkeypatch
     r = g.generate(_messages())
     assert r.completion_tokens == 3  # "hello there friend"
     assert r.prompt_tokens == sum(len(m["content"].split()) + 4 for m in _messages())
-    assert server.requests[0]["auth"] is None  # no key in the environment: no header
+    assert server.requests[0]["auth"] == "Bearer no-key"  # no key in the environment: a placeholder
 
 
 @pytest.mark.parametrize("code", [429, 500])
@@ -241,3 +277,32 @@ def test_local_generator_token_accounting_and_truncation():
     cut = small.generate(msgs)
     assert cut.prompt_tokens == 40 - 6
     assert small.max_prompt_tokens == 34 and g.context_window >= 2048
+
+
+@pytest.mark.parametrize("failure", ["disconnect", "incomplete", 503])
+def test_openai_backend_retries_transient_network_failures(server, failure):
+    """A connection dropped without a reply, a reply cut short, a 503: retried, then the reply."""
+    server.plan = [failure, "ok"]
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=2, backoff_s=0.01)
+    assert g.generate([{"role": "user", "content": "hi"}]).text.startswith("reply to")
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("failure, message", [("disconnect", "cannot reach"), ("incomplete", "cannot reach"),
+                                              ("html", "choices|JSON|content|html"), ("shape", "choices"),
+                                              (503, "HTTP 503: overloaded")])
+def test_openai_backend_failures_become_one_line_generation_errors(server, failure, message):
+    server.plan = [failure] * 3
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=1, backoff_s=0.01)
+    with pytest.raises(GenerationError, match=message) as info:
+        g.generate([{"role": "user", "content": "hi"}])
+    assert server.base_url in str(info.value) and "\n" not in str(info.value)
+
+
+def test_openai_backend_backoff_is_capped(server, monkeypatch):
+    waits = []
+    monkeypatch.setattr("glong_lib.generation.remote.time.sleep", waits.append)
+    server.plan = [503] * 5 + ["ok"]
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=5, backoff_s=1.0, max_backoff_s=4.0)
+    g.generate([{"role": "user", "content": "hi"}])
+    assert waits == [1.0, 2.0, 4.0, 4.0, 4.0]

@@ -4,16 +4,14 @@ and clear one-line errors on malformed input."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from testdata import DATA
 
 from glong_lib import loaders
 from glong_lib.errors import DataError
+from glong_lib.inspection import inspect_file
 from glong_lib.schema import DEFAULT_SESSION_GAP_S, TURN_SPACING_S, Conversation, Session, Turn
-
-from testdata import DATA
-
 
 # --------------------------------------------------------------------------- clock
 
@@ -72,7 +70,7 @@ def test_sample_training_and_summary_pairs():
 @pytest.mark.parametrize("path", sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".jsonl")),
                          ids=lambda p: p.name)
 def test_inspect_every_sample_file(path):
-    stats = loaders.inspect_file(path)
+    stats = inspect_file(path)
     assert stats["format"].startswith("glong-")
 
 
@@ -123,7 +121,7 @@ def test_real_locomo(real_data):
 
 def test_inspect_every_real_file(real_data):
     for path in sorted(p for p in real_data.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")):
-        stats = loaders.inspect_file(path)
+        stats = inspect_file(path)
         assert stats["format"], path
 
 
@@ -180,7 +178,7 @@ def test_truncated_json(tmp_path):
     path = tmp_path / "conv.json"
     path.write_text(json.dumps(_conversation_json())[:-20])
     with pytest.raises(DataError) as e:
-        loaders.inspect_file(path)
+        inspect_file(path)
     assert "conv.json" in _one_line(e.value) and "line 1" in str(e.value)
 
 
@@ -215,7 +213,7 @@ def test_non_utf8(tmp_path):
     path = tmp_path / "latin1.jsonl"
     path.write_bytes('{"utterance": "caf\u00e9"}\n'.encode("latin-1"))
     with pytest.raises(DataError, match=r"latin1.jsonl: not UTF-8 text \(byte 0xe9"):
-        loaders.inspect_file(path)
+        inspect_file(path)
 
 
 def test_unknown_format(tmp_path):

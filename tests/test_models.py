@@ -7,18 +7,19 @@ import shutil
 
 import pytest
 
-from glong_lib import models
+from glong_lib import config, models
 
 
 def test_profiles_roles_and_paper_settings():
-    assert set(models.PROFILES) == {"offline", "hub", "paper"}
-    paper = models.get_profile("paper")
-    assert (paper.extractor_base, paper.lora_r, paper.lora_alpha, paper.train_epochs, paper.learning_rate) == (
-        "Qwen/Qwen3-8B", 32, 32, 10, 2e-4)
-    assert paper.summarizer == models.get_profile("hub").summarizer == "chanifrusydi/t5-dialogue-summarization"
-    assert models.get_profile("offline").encoder == models.BUNDLED_MINILM
+    assert set(config.PROFILES) == {"offline", "hub", "paper"}
+    x = config.get_profile("paper").extractor
+    assert (x.base, x.lora_r, x.lora_alpha, x.epochs, x.learning_rate, x.quantize_4bit) == (
+        "Qwen/Qwen3-8B", 32, 32, 10, 2e-4, True)
+    paper_summarizer = config.get_profile("paper").summarizer.model
+    assert paper_summarizer == config.get_profile("hub").summarizer.model == "chanifrusydi/t5-dialogue-summarization"
+    assert config.get_profile("offline").encoder == config.BUNDLED_MINILM
     with pytest.raises(ValueError, match="unknown profile"):
-        models.get_profile("nope")
+        config.get_profile("nope")
 
 
 def test_resolve_model_prefers_local_folder(tmp_path, monkeypatch):
@@ -27,7 +28,7 @@ def test_resolve_model_prefers_local_folder(tmp_path, monkeypatch):
     assert models.resolve_model("org/model") == str(tmp_path / "org" / "model")
     assert models.resolve_model("org/other") == "org/other"
     with pytest.raises(ValueError):
-        models.resolve_model(models.BUNDLED_MINILM)
+        models.resolve_model(config.BUNDLED_MINILM)
 
 
 def test_cache_dir_follows_env(tmp_path, monkeypatch):
@@ -80,22 +81,22 @@ def test_hub_profile_loads_from_local_model_dirs(tmp_path, monkeypatch):
     """The hub code path, exercised offline: hub ids resolve to locally saved model folders."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    hub = models.get_profile("hub")
+    hub = config.get_profile("hub")
     # encoder: a local copy of MiniLM saved under the hub id
     enc_dir = tmp_path / hub.encoder
     shutil.copytree(models.minilm_path(), enc_dir)
     # generator: a tiny randomly initialised Llama with SmolLM2's tokenizer, saved under the hub id
-    gen_dir = tmp_path / hub.generator
+    gen_dir = tmp_path / hub.generator.model
     tok = AutoTokenizer.from_pretrained(models.smollm2_dir())
-    config = AutoConfig.for_model("llama", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+    cfg = AutoConfig.for_model("llama", vocab_size=len(tok), hidden_size=32, intermediate_size=64,
                                   num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2)
-    AutoModelForCausalLM.from_config(config).save_pretrained(gen_dir)
+    AutoModelForCausalLM.from_config(cfg).save_pretrained(gen_dir)
     tok.save_pretrained(gen_dir)
     monkeypatch.setenv("GLONG_MODELS_DIR", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
     enc = models.load_encoder("hub")
     assert enc.encode(["hello"]).shape == (1, 384)
-    tok2, model = models.load_causal_lm(hub.generator)
+    tok2, model = models.load_causal_lm(hub.generator.model)
     assert model.config.num_hidden_layers == 1 and tok2.padding_side == "left"
-    assert os.path.samefile(models.causal_lm_path(hub.generator), gen_dir)
+    assert os.path.samefile(models.causal_lm_path(hub.generator.model), gen_dir)

@@ -13,6 +13,7 @@ import pytest
 
 from glong_lib import retrieval as R
 from glong_lib.errors import DataError
+from glong_lib.evaluation import retrieval as RE
 from glong_lib.loaders import load_conversations, load_probes
 from glong_lib.schema import QA, Conversation, Session, Triple, Turn
 
@@ -197,12 +198,12 @@ def test_bm25_turn_retriever_scores_by_term_overlap():
 # --------------------------------------------------------------------------- evidence metrics
 
 def test_metrics_by_hand():
-    ranked = R.unique_turns(["S1:1", "S1:1", "S2:4", None, "S3:1"])
+    ranked = RE.unique_turns(["S1:1", "S1:1", "S2:4", None, "S3:1"])
     assert ranked == ["S1:1", "S2:4", None, "S3:1"]
-    assert R.recall_at_k(ranked, ["S2:4", "S3:1"], 2) == 0.5
-    assert R.recall_at_k(ranked, ["S2:4", "S3:1"], 4) == 1.0
-    assert R.reciprocal_rank(ranked, ["S3:1"]) == 0.25
-    assert R.reciprocal_rank(ranked, ["S9:9"]) == 0.0
+    assert RE.recall_at_k(ranked, ["S2:4", "S3:1"], 2) == 0.5
+    assert RE.recall_at_k(ranked, ["S2:4", "S3:1"], 4) == 1.0
+    assert RE.reciprocal_rank(ranked, ["S3:1"]) == 0.25
+    assert RE.reciprocal_rank(ranked, ["S9:9"]) == 0.0
 
 
 class Fixed:
@@ -221,7 +222,7 @@ def test_evaluate_evidence_by_hand():
     conv.assign_clock()
     qs = [QA("c", "q1", "a", ["S1:2"], "single-hop", id="q1"),
           QA("c", "q2", "a", ["S1:4", "S1:5"], "multi-hop", id="q2")]
-    ev = R.evaluate_evidence({"fixed": Fixed(["S1:2", "S1:2", "S1:4", "S1:1"])}, qs, [conv], ks=(1, 3),
+    ev = RE.evaluate_evidence({"fixed": Fixed(["S1:2", "S1:2", "S1:4", "S1:1"])}, qs, [conv], ks=(1, 3),
                              progress=False)
     m = ev.metrics["fixed"]
     # q1: rank 1 -> R@1 = 1, R@3 = 1, RR = 1. q2: collapsed list S1:2, S1:4, S1:1 -> R@1 = 0,
@@ -229,33 +230,44 @@ def test_evaluate_evidence_by_hand():
     assert m["Recall@1"] == 0.5 and m["Recall@3"] == 0.75 and m["MRR"] == 0.75 and m["questions"] == 2
     assert ev.recall_curve("fixed") == ([1, 3], [0.5, 0.75])
     with pytest.raises(DataError):
-        R.evaluate_evidence({"fixed": Fixed([])}, [QA("nope", "q", "a", ["x"], "c")], [conv], progress=False)
+        RE.evaluate_evidence({"fixed": Fixed([])}, [QA("nope", "q", "a", ["x"], "c")], [conv], progress=False)
 
 
 def test_question_time_and_turn_cut(sample_dir):
     conv = load_conversations(sample_dir / "conversations" / "c01.json")[0]
     q = QA(conv.id, "q", "a", ["S1:3"], "single-hop", asked_in_session=3)
-    assert R.question_time(conv, q) == conv.sessions[2].start_s
-    assert {t.id.split(":")[0] for t in R.turns_before(conv, 3)} == {"S1", "S2"}
-    cut = R.truncate_conversation(conv, 5)
+    assert RE.question_time(conv, q) == conv.sessions[2].start_s
+    assert {t.id.split(":")[0] for t in RE.turns_before(conv, 3)} == {"S1", "S2"}
+    cut = RE.truncate_conversation(conv, 5)
     assert len(cut.turns()) == 5 and len(conv.turns()) > 5
 
 
-def test_probe_evaluation_runs_every_method(sample_dir):
+def test_probe_evaluation_values(sample_dir):
+    """Every method on 12 probes: the aggregate equals an independent recount of BM25 done here,
+    and the deterministic numbers of every method are pinned (WordEncoder, gold triples)."""
     convs = load_conversations(sample_dir / "conversations")
     probes = load_probes(sample_dir / "probes.jsonl")[:12]
-    ev = R.evaluate_probes(probes, convs, WordEncoder(), ks=(1, 3, 5), progress=False)
-    assert list(ev.metrics) == list(R.METHODS)
-    for m in ev.metrics.values():
-        assert m["questions"] == 12
-        assert 0.0 <= m["Recall@1"] <= m["Recall@3"] <= m["Recall@5"] <= 1.0
-    # the memory is built from sessions before the probe's session: no evidence after it is indexed
-    assert all(r["question"] for r in ev.rows)
+    ev = RE.evaluate_probes(probes, convs, WordEncoder(), ks=(1, 3, 5), progress=False)
+    assert list(ev.metrics) == list(RE.METHODS)
+    by_id = {c.id: c for c in convs}
+    hits = {1: 0.0, 3: 0.0, 5: 0.0}
+    for q in probes:  # BM25 recounted by hand: share of evidence turns among the first k distinct turns
+        conv = by_id[q.conversation]
+        ranked = R.BM25TurnRetriever(RE.turns_before(conv, q.asked_in_session), k=5).retrieve(q.question).turn_ids
+        distinct = list(dict.fromkeys(ranked))
+        for k in hits:
+            hits[k] += len(set(distinct[:k]) & set(q.evidence)) / len(set(q.evidence)) / len(probes)
+    assert [ev.metrics["bm25"][f"Recall@{k}"] for k in (1, 3, 5)] == pytest.approx([hits[1], hits[3], hits[5]])
+    pinned = {"glong": (0.5417, 0.7917, 0.6694), "dense": (0.1667, 0.6667, 0.3736),
+              "bm25": (0.4583, 0.7083, 0.5764), "ppr": (0.2083, 0.75, 0.5)}
+    for method, (r1, r5, mrr) in pinned.items():
+        m = ev.metrics[method]
+        assert (m["questions"], round(m["Recall@1"], 4), round(m["Recall@5"], 4), round(m["MRR"], 4)) == (12, r1, r5, mrr)
 
 
 def test_unknown_method_is_a_data_error():
     with pytest.raises(DataError):
-        R.make_retrievers(["glong", "colbert"], lambda c, s: None, WordEncoder())
+        RE.make_retrievers(["glong", "colbert"], lambda c, s: None, WordEncoder())
 
 
 # --------------------------------------------------------------------------- with MiniLM
@@ -266,7 +278,7 @@ def test_minilm_probe_recall(sample_dir):
 
     convs = load_conversations(sample_dir / "conversations")
     probes = load_probes(sample_dir / "probes.jsonl")
-    ev = R.evaluate_probes(probes, convs, load_encoder(), methods=["glong", "dense"], ks=(1, 5), progress=False)
+    ev = RE.evaluate_probes(probes, convs, load_encoder(), methods=["glong", "dense"], ks=(1, 5), progress=False)
     # a real encoder over gold triples should find the evidence turn for most probes
     assert ev.metrics["glong"]["Recall@5"] > 0.4
     assert ev.metrics["dense"]["Recall@5"] > 0.4
@@ -286,8 +298,8 @@ def test_figures(memory):
     widths = [p.get_width() for p in fig.axes[0].patches]
     assert sum(widths) == pytest.approx(sum(t.score for t in trace.rerank))
     assert draw_retrieval(memory, trace) is not None
-    fig2 = plot_recall_curves({"a": {1: 0.2, 3: 0.5}}, paper=R.PAPER_LME_FIGURE4)
-    assert len(fig2.axes[0].lines) == 1 + len(R.PAPER_LME_FIGURE4)
+    fig2 = plot_recall_curves({"a": {1: 0.2, 3: 0.5}}, paper=RE.PAPER_LME_FIGURE4)
+    assert len(fig2.axes[0].lines) == 1 + len(RE.PAPER_LME_FIGURE4)
     plt.close("all")
 
 
@@ -309,7 +321,7 @@ def test_cli_query_and_eval(tmp_path, sample_dir, capsys):
     from glong_lib.models import load_encoder
 
     conv = load_conversations(sample_dir / "conversations" / "c01.json")[0]
-    memory = R.memory_before(conv, None, load_encoder())
+    memory = RE.memory_before(conv, None, load_encoder())
     memory.save(tmp_path / "mem")
     assert main(["query", str(tmp_path / "mem"), "What does Maya do for work?", "--k", "2", "--json",
                  "--trace"]) == 0
@@ -329,10 +341,10 @@ def test_cli_query_and_eval(tmp_path, sample_dir, capsys):
 @pytest.mark.real_data
 def test_locomo_turn_baselines(real_data):
     path = real_data / "locomo" / "locomo_dev.json"
-    ev = R.evaluate_locomo(path, WordEncoder(), methods=["bm25", "dense"], ks=(1, 5), conversations=1,
+    ev = RE.evaluate_locomo(path, WordEncoder(), methods=["bm25", "dense"], ks=(1, 5), conversations=1,
                            max_turns=120, progress=False)
     assert ev.excluded["adversarial (category 5)"] > 0
     assert ev.metrics["bm25"]["questions"] > 0
     assert 0.0 <= ev.metrics["bm25"]["Recall@1"] <= ev.metrics["bm25"]["Recall@5"] <= 1.0
     with pytest.raises(DataError):
-        R.evaluate_locomo(path, WordEncoder(), methods=["glong"], conversations=1, progress=False)
+        RE.evaluate_locomo(path, WordEncoder(), methods=["glong"], conversations=1, progress=False)

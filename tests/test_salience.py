@@ -8,12 +8,13 @@ import json
 import numpy as np
 import pytest
 import torch
+from testdata import DATA
 
 from glong_lib import salience as S
+from glong_lib.config import get_profile
 from glong_lib.errors import DataError
+from glong_lib.evaluation import salience as SE
 from glong_lib.schema import SummaryPair, Triple
-
-from testdata import DATA
 
 # --------------------------------------------------------------------------- Eq. 1
 
@@ -158,14 +159,14 @@ def test_score_conversation_scopes_by_hand():
 
 
 def test_auc_and_labels():
-    assert S.auc([0.9, 0.8, 0.3, 0.1], [True, False, True, False]) == 0.75
-    assert S.auc([1.0] * 4, [True, False, True, False]) == 0.5
-    assert S.auc([0.1, 0.2, 0.9], [False, False, True]) == 1.0
+    assert SE.auc([0.9, 0.8, 0.3, 0.1], [True, False, True, False]) == 0.75
+    assert SE.auc([1.0] * 4, [True, False, True, False]) == 0.5
+    assert SE.auc([0.1, 0.2, 0.9], [False, False, True]) == 1.0
     with pytest.raises(DataError):
-        S.auc([0.1, 0.2], [True, True])
-    assert S.mentioned_in(Triple("Priya", "want_do", "buy honey"), "Priya buys honey for her mum.")
-    assert not S.mentioned_in(Triple("Walter", "has_profession", "beekeeper"), "Priya buys honey.")
-    assert S.rank_agreement([1, 2, 3, 4], [4, 3, 2, 1]) == {"spearman": -1.0, "kendall": -1.0}
+        SE.auc([0.1, 0.2], [True, True])
+    assert SE.mentioned_in(Triple("Priya", "want_do", "buy honey"), "Priya buys honey for her mum.")
+    assert not SE.mentioned_in(Triple("Walter", "has_profession", "beekeeper"), "Priya buys honey.")
+    assert SE.rank_agreement([1, 2, 3, 4], [4, 3, 2, 1]) == {"spearman": -1.0, "kendall": -1.0}
 
 
 # --------------------------------------------------------------------------- the scorer on tiny models
@@ -223,9 +224,9 @@ def test_offline_smoke_summarizer_trains_caches_and_scores(tmp_path, monkeypatch
     assert meta["loss_curve"][-1] < meta["loss_curve"][0]  # it learned something in 12 steps
     assert Z.offline_summarizer_dir(smoke=True) == path  # cached: same folder, no retraining
     assert f"{Z.SMOKE_CONFIG.steps}steps" in path.name  # smoke artifacts never stand in for the default
-    scorer = S.load_scorer("offline", smoke=True, max_new_tokens=8)
+    scorer = S.load_scorer(get_profile("offline").smoke(), max_new_tokens=8)
     _, test = Z.split_pairs(Z.shipped_summary_pairs())
-    ev = S.evaluate_salience(scorer, test[:3], progress=False)
+    ev = SE.evaluate_salience(scorer, test[:3], progress=False)
     assert len(ev.labels) == sum(len(p.triples) for p in test[:3])
     assert {r["method"] for r in ev.auc_table()} >= {"summarizer attention", "uniform", "random (mean of 200 draws)", "length only"}
 

@@ -1,22 +1,78 @@
-"""Helpers shared by the subcommands: the ``--profile`` option and table/JSON printing."""
+"""Helpers shared by the subcommands: the ``--profile``/``--smoke`` options, option types that
+refuse bad numbers, and table/JSON printing.
+
+Subcommand modules import the heavy library modules (torch, transformers) inside their ``run``
+functions on purpose: ``glong --help`` and ``glong inspect`` then start in well under a second.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
-from typing import Any
+import math
+from typing import Any, Optional
 
-from ..models import PROFILES
+from ..config import PROFILES, Profile, get_profile
+from ..errors import DataError
 
 
-def add_profile_option(parser) -> None:
+def add_profile_option(parser, smoke: bool = False) -> None:
     parser.add_argument("--profile", default="offline", choices=sorted(PROFILES),
                         help="model profile (default: offline, no network)")
+    if smoke:
+        parser.add_argument("--smoke", action="store_true", help="the profile at tiny sizes (tests): profile.smoke()")
+
+
+def profile_from(args) -> Profile:
+    """The profile the options ask for: ``--profile``, made tiny by ``--smoke``."""
+    p = get_profile(args.profile)
+    return p.smoke() if getattr(args, "smoke", False) else p
+
+
+def number(kind=float, low: Optional[float] = None, high: Optional[float] = None):
+    """An argparse type: a finite ``kind`` within [low, high]; anything else is a one-line usage error.
+
+    >>> number(float, 0, 10)("2.5"), number(int, 1)("3")
+    (2.5, 3)
+    >>> number(float)("nan")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: 'nan' is not a finite number
+    """
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"'{text}' is not {'an integer' if kind is int else 'a number'}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
+        if (low is not None and value < low) or (high is not None and value > high):
+            span = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
+            raise argparse.ArgumentTypeError(f"{text} is outside {span}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, infinity) replaced by None, so printed JSON is
+    valid JSON.
+
+    >>> finite_json({"a": float("nan"), "b": [1.0, float("inf")]})
+    {'a': None, 'b': [1.0, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
 
 
 def print_table(rows: dict[str, Any] | list[dict[str, Any]], as_json: bool = False) -> None:
     """Print a dict as two aligned columns, a list of dicts as a table, or either as JSON."""
     if as_json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json.dumps(finite_json(rows), indent=2, ensure_ascii=False, allow_nan=False))
         return
     if isinstance(rows, dict):
         width = max(len(str(k)) for k in rows)
@@ -32,3 +88,14 @@ def print_table(rows: dict[str, Any] | list[dict[str, Any]], as_json: bool = Fal
     print("  ".join("-" * widths[c] for c in cols))
     for r in rows:
         print("  ".join(f"{str(r.get(c, '')):<{widths[c]}}" for c in cols))
+
+
+def split_list(text: str, what: str, kind=str) -> list:
+    """Comma-separated values of an option, refused when empty or malformed."""
+    try:
+        values = [kind(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise DataError(f"{what} should be comma-separated {kind.__name__} values, got '{text}'") from None
+    if not values:
+        raise DataError(f"{what} is empty")
+    return values

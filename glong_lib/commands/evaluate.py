@@ -4,17 +4,11 @@ Table 1 (BLEU-2/3, ROUGE-L per session) with a token and cost table like its Tab
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from ..errors import DataError
-from .common import add_profile_option, print_table
-
-
-def _default_conversations() -> Path:
-    from ..notebook_runner import REPO_ROOT
-
-    return REPO_ROOT / "data" / "conversations"
+from ..io import Checkpoint, atomic_write_text, data_path
+from .common import add_profile_option, number, print_table
 
 
 def register(sub) -> None:
@@ -23,13 +17,13 @@ def register(sub) -> None:
     p = sub.add_parser("eval-msc", help="response generation over sessions: BLEU/ROUGE-L, prompt tokens, cost")
     p.add_argument("--msc", type=Path, default=None,
                    help="conversations: a folder of sample *.json, or MSC msc4_valid.jsonl (default: data/conversations)")
-    p.add_argument("--conversations", type=int, default=None, help="evaluate N conversations, sampled with --seed")
-    p.add_argument("--seed", type=int, default=42, help="sampling seed (default 42)")
+    p.add_argument("--conversations", type=number(int, 1), default=None, help="evaluate N conversations, sampled with --seed")
+    p.add_argument("--seed", type=number(int, 0), default=42, help="sampling seed (default 42)")
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS, metavar="METHOD",
                    help=f"any of: {' '.join(METHODS)} (default: all)")
-    p.add_argument("--turns-per-session", type=int, default=None,
+    p.add_argument("--turns-per-session", type=number(int, 1), default=None,
                    help="answer only the first N user turns of each session (CPU budget)")
-    p.add_argument("--max-sessions", type=int, default=None, help="use only the first N sessions")
+    p.add_argument("--max-sessions", type=number(int, 1), default=None, help="use only the first N sessions")
     p.add_argument("--triples", choices=("auto", "gold", "model"), default="auto",
                    help="G-Long's triples: gold (stored with the samples), model (the extractor), "
                         "auto = gold when every conversation has them")
@@ -40,14 +34,17 @@ def register(sub) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1")
     p.add_argument("--model", default=None, help="generator model name or directory")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
-    p.add_argument("--max-new-tokens", type=int, default=40, help="reply length cap (default 40)")
+    p.add_argument("--max-new-tokens", type=number(int, 1), default=40, help="reply length cap (default 40)")
     p.add_argument("--memory-format", choices=("arrow", "ranked"), default="arrow",
                    help="memory lines: the paper's 's -r-> o' or the reference code's ranked lines")
     p.add_argument("--context-scope", choices=("session", "dialogue"), default="session",
                    help="context: the current session (paper) or never reset (reference code)")
-    p.add_argument("--price-in", type=float, default=0.15, help="$ per 1M input tokens (gpt-4o-mini: 0.15)")
-    p.add_argument("--price-out", type=float, default=0.60, help="$ per 1M output tokens (gpt-4o-mini: 0.60)")
+    p.add_argument("--price-in", type=number(float, 0), default=0.15, help="$ per 1M input tokens (gpt-4o-mini: 0.15)")
+    p.add_argument("--price-out", type=number(float, 0), default=0.60, help="$ per 1M output tokens (gpt-4o-mini: 0.60)")
     p.add_argument("--out", type=Path, default=None, help="also write every reply and score to this JSON file")
+    p.add_argument("--checkpoint", type=Path, default=None,
+                   help="append each finished (conversation, method) to this JSON-lines file")
+    p.add_argument("--resume", action="store_true", help="continue the run recorded in --checkpoint")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     add_profile_option(p)
     p.set_defaults(func=run)
@@ -67,13 +64,12 @@ def build_generator(args):
 
 def run(args) -> int:
     from ..agent import TripleSource, make_agents
-    from ..evaluation import PriceTable, run_msc_evaluation, sample_conversations
-    from ..generation import GenerationError
+    from ..evaluation.msc import PriceTable, run_msc_evaluation, sample_conversations
     from ..loaders import load_conversations
     from ..models import seed_everything
 
     seed_everything(args.seed)
-    path = args.msc or _default_conversations()
+    path = args.msc or data_path("conversations")
     if not path.exists():
         raise DataError("no such file or folder", path=path)
     convs = sample_conversations(load_conversations(path), args.conversations, seed=args.seed)
@@ -84,20 +80,21 @@ def run(args) -> int:
     agents = make_agents(build_generator(args), args.methods, source=source, memory_format=args.memory_format)
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
                        else "gpt-4o-mini")
-    try:
-        result = run_msc_evaluation(agents, convs, turns_per_session=args.turns_per_session,
-                                    max_sessions=args.max_sessions, context_scope=args.context_scope,
-                                    price=price, progress=not args.json)
-    except GenerationError as e:
-        print(f"glong eval-msc: error: {e}", file=sys.stderr)
-        return 2
+    checkpoint = None
+    if args.checkpoint is not None:
+        settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+                    if k not in ("func", "command", "checkpoint", "resume", "json", "out")}
+        checkpoint = Checkpoint(args.checkpoint, settings, resume=args.resume)
+    elif args.resume:
+        raise DataError("--resume needs --checkpoint FILE")
+    result = run_msc_evaluation(agents, convs, turns_per_session=args.turns_per_session,
+                                max_sessions=args.max_sessions, context_scope=args.context_scope,
+                                price=price, progress=not args.json, checkpoint=checkpoint)
     result.settings.update({"data": path.name, "triples": mode, "salience": not args.no_salience,
                             "generator": getattr(agents[next(iter(agents))].generator, "name", args.generator),
                             "seed": args.seed})
     if args.out:
-        tmp = args.out.with_name(args.out.name + ".tmp")
-        tmp.write_text(result.to_json(), encoding="utf-8")
-        tmp.replace(args.out)
+        atomic_write_text(args.out, result.to_json())
     if args.json:
         data = result.to_dict()
         data.pop("records")

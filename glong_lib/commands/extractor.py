@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import add_profile_option, print_table
+from ..errors import DataError
+from .common import add_profile_option, number, print_table
 
 
 def register(sub) -> None:
     t = sub.add_parser("train-extractor", help="fine-tune the triple extractor with LoRA")
     t.add_argument("--data", type=Path, default=None,
                    help="training pairs: the shipped data/triple_pairs.jsonl (default) or a PersonaExt file")
-    t.add_argument("--max-steps", type=int, default=None,
-                   help="training steps (default: the profile's; the offline profile trains 64)")
-    t.add_argument("--max-train", type=int, default=None, help="use at most this many training utterances")
+    t.add_argument("--max-steps", type=number(int, 1), default=None,
+                   help="training steps (default: the profile's, e.g. 160 for offline)")
+    t.add_argument("--max-train", type=number(int, 1), default=None, help="use at most this many training utterances")
     t.add_argument("--out", type=Path, required=True, help="folder for the LoRA adapter")
-    t.add_argument("--seed", type=int, default=42)
+    t.add_argument("--seed", type=number(int, 0), default=42)
     add_profile_option(t)
     t.set_defaults(func=run_train)
 
@@ -25,8 +26,8 @@ def register(sub) -> None:
     e.add_argument("--out", type=Path, required=True, help="output JSONL (one object per turn)")
     e.add_argument("--adapter", type=Path, default=None,
                    help="LoRA adapter folder (default: the cached adapter, trained on first use)")
-    e.add_argument("--sessions", type=int, nargs="*", default=None, help="only these session numbers")
-    e.add_argument("--batch-size", type=int, default=8)
+    e.add_argument("--sessions", type=number(int, 0), nargs="*", default=None, help="only these session numbers")
+    e.add_argument("--batch-size", type=number(int, 1), default=8)
     add_profile_option(e)
     e.set_defaults(func=run_extract)
 
@@ -67,8 +68,8 @@ def extraction_rows(conversations, extractor, sessions=None, batch_size: int = 8
 
 
 def run_extract(args) -> int:
-    from ..errors import DataError
-    from ..extraction import load_extractor, save_jsonl
+    from ..extraction import load_extractor
+    from ..io import save_jsonl
     from ..loaders import load_conversations
 
     conversations = load_conversations(args.input)  # bad input fails here, before any model loads

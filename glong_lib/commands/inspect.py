@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..loaders import inspect_file
+from ..inspection import inspect_file
 from .common import print_table
 
 

@@ -3,22 +3,21 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 from typing import Optional
 
 from ..errors import DataError
 from ..loaders import iter_jsonl, load_conversations
-from ..memory import POLICIES, GraphMemory, build_memory
+from ..memory import POLICIES, GraphMemory, build_memory, check_target, memory_size
 from ..schema import Conversation, Triple
-from .common import add_profile_option, print_table
+from .common import add_profile_option, print_table, profile_from
 
 
 def register(sub) -> None:
     b = sub.add_parser("build", help="build a graph memory from a conversation file")
     b.add_argument("input", help="a conversation file (this project's JSON, MSC, LoCoMo, ...)")
-    b.add_argument("--out", required=True, type=Path, help="memory folder to write (replaced atomically)")
+    b.add_argument("--out", required=True, type=Path, help="memory folder to write (atomically; other files in it are kept)")
     b.add_argument("--conversation", default=None, help="id of the conversation to use (default: the first)")
     src = b.add_mutually_exclusive_group()
     src.add_argument("--triples", type=Path, default=None,
@@ -28,9 +27,10 @@ def register(sub) -> None:
     b.add_argument("--scope", default="session", choices=["session", "dialogue"],
                    help="salience normalisation scope when scoring here (default: session, the paper)")
     b.add_argument("--no-salience", action="store_true", help="extract but keep uniform weights (1.0)")
-    b.add_argument("--smoke", action="store_true", help="use the smoke (few-step) extractor/summarizer")
     b.add_argument("--json", action="store_true", help="print the statistics as JSON")
-    add_profile_option(b)
+    b.add_argument("--force", action="store_true",
+                   help="replace a non-empty memory in --out even when the new one is empty")
+    add_profile_option(b, smoke=True)
     b.set_defaults(func=run_build)
 
     m = sub.add_parser("memory", help="print the statistics of a saved graph memory")
@@ -54,9 +54,9 @@ def pick_conversation(path: Path, wanted: Optional[str]) -> Conversation:
     return convs[0]
 
 
-def read_turn_triples(path: Path, conv: Conversation) -> list[Triple]:
+def read_turn_triples(path: Path, conv: Conversation) -> tuple[list[Triple], int]:
     """Triples from a per-turn JSONL (``conversation``, ``session``, ``turn_id``, ``speaker``,
-    ``text``, ``triples`` [, ``weights``]); lines of other conversations are skipped (counted)."""
+    ``text``, ``triples`` [, ``weights``]), and how many lines of other conversations were skipped."""
     turns = conv.turn_by_id()
     out, other = [], 0
     for n, obj in iter_jsonl(path):
@@ -82,46 +82,40 @@ def read_turn_triples(path: Path, conv: Conversation) -> list[Triple]:
                               speaker=obj.get("speaker", turns[tid].speaker), turn_id=tid,
                               session=obj.get("session", conv.session_of(tid)), weight=w,
                               source=obj.get("text", turns[tid].text)))
-    if other:
-        print(f"glong build: skipped {other} lines of other conversations in {path.name}", file=sys.stderr)
-    return out
+    return out, other
 
 
-def _optional(module: str, names: tuple[str, ...]):
-    """``glong_lib.<module>`` if it provides ``names``, else None."""
-    try:
-        mod = importlib.import_module(f"glong_lib.{module}")
-    except ImportError:
-        return None
-    return mod if all(hasattr(mod, n) for n in names) else None
-
-
-def model_triples(conv: Conversation, profile: str, smoke: bool, scope: str, salience: bool) -> list[Triple]:
+def model_triples(conv: Conversation, profile, scope: str, salience: bool) -> list[Triple]:
     """Extract (and, unless told not to, weight) the triples of ``conv`` with the profile's models."""
-    extraction = _optional("extraction", ("load_extractor", "extract_conversation"))
-    if extraction is None:
-        raise DataError("glong_lib.extraction is not available; pass --triples FILE or --gold")
-    triples = extraction.extract_conversation(conv, extraction.load_extractor(profile, smoke=smoke))
+    from ..extraction import extract_conversation, load_extractor  # heavy (torch): only when used
+    from ..salience import load_scorer, score_conversation
+
+    triples = extract_conversation(conv, load_extractor(profile))
     if not salience:
         return triples
-    scoring = _optional("salience", ("load_scorer", "score_conversation"))
-    if scoring is None:
-        raise DataError("glong_lib.salience is not available; pass --no-salience for uniform weights")
-    return scoring.score_conversation(triples, scoring.load_scorer(profile, smoke=smoke), scope=scope)
+    return score_conversation(triples, load_scorer(profile), scope=scope)
 
 
 def run_build(args) -> int:
+    check_target(args.out)  # before any model loads: a bad --out fails in a second
     conv = pick_conversation(Path(args.input), args.conversation)
+    skipped = 0
     if args.gold:
         triples = None
         if not any(t.triples for t in conv.turns()):
             raise DataError("has no gold triples; drop --gold to extract them", path=args.input)
     elif args.triples is not None:
-        triples = read_turn_triples(args.triples, conv)
+        triples, skipped = read_turn_triples(args.triples, conv)
     else:
-        triples = model_triples(conv, args.profile, args.smoke, args.scope, not args.no_salience)
+        triples = model_triples(conv, profile_from(args), args.scope, not args.no_salience)
     mem = build_memory(conv, triples, policy=args.policy)
+    old = memory_size(args.out)
+    if old and not mem.edge_ids() and not args.force:
+        raise DataError(f"the new memory is empty and would replace one with {old} edges; nothing written "
+                        f"(check --triples/--conversation, or pass --force)", path=args.out)
     mem.save(args.out)
+    if skipped:
+        print(f"glong build: skipped {skipped} lines of other conversations in {args.triples.name}", file=sys.stderr)
     stats = {"conversation": conv.id, "saved to": str(args.out), **mem.stats()}
     print_table(stats, as_json=args.json)
     return 0

@@ -7,18 +7,20 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError
-from .common import add_profile_option, print_table
+from ..io import Checkpoint, data_path
+from ..memory.persistence import MAX_ABS_TIME_S
+from .common import add_profile_option, number, print_table
 
 
 def register(sub) -> None:
     q = sub.add_parser("query", help="retrieve the top-K triples of a saved memory for an utterance")
     q.add_argument("memdir", type=Path, help="a folder written by GraphMemory.save (glong memory ...)")
     q.add_argument("text", help="the current utterance (the query)")
-    q.add_argument("--k", type=int, default=3, help="triples to return (paper: 3)")
-    q.add_argument("--anchors", type=int, default=5, help="anchor entities (paper: 5)")
-    q.add_argument("--hops", type=int, default=1, help="expansion hops (paper: 1)")
-    q.add_argument("--top-n", type=int, default=5, help="semantic pool before the rerank (paper: 5)")
-    q.add_argument("--now", type=float, default=None,
+    q.add_argument("--k", type=number(int, 1), default=3, help="triples to return (paper: 3)")
+    q.add_argument("--anchors", type=number(int, 1), default=5, help="anchor entities (paper: 5)")
+    q.add_argument("--hops", type=number(int, 0, 5), default=1, help="expansion hops (paper: 1)")
+    q.add_argument("--top-n", type=number(int, 1), default=5, help="semantic pool before the rerank (paper: 5)")
+    q.add_argument("--now", type=number(float, -MAX_ABS_TIME_S, MAX_ABS_TIME_S), default=None,
                    help="query time in seconds on the conversation clock (default: the memory's latest time)")
     q.add_argument("--save-access", action="store_true",
                    help="write the refreshed last-access times back to MEMDIR (default: read only)")
@@ -29,28 +31,24 @@ def register(sub) -> None:
     e = sub.add_parser("eval-retrieval", help="evidence Recall@k and MRR of G-Long and the baselines")
     src = e.add_mutually_exclusive_group(required=True)
     src.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json layout)")
-    src.add_argument("--probes", nargs="?", type=Path, const=_default_data() / "probes.jsonl",
+    src.add_argument("--probes", nargs="?", type=Path, const="shipped",
                      help="retrieval probes JSONL (default: the shipped data/probes.jsonl)")
-    e.add_argument("--conversations-dir", type=Path, default=_default_data() / "conversations",
-                   help="the conversations the probes refer to (default: data/conversations)")
+    e.add_argument("--conversations-dir", type=Path, default=None,
+                   help="the conversations the probes refer to (default: the shipped samples)")
     e.add_argument("--methods", default="glong,dense,bm25,ppr", help="comma-separated: glong,dense,bm25,ppr")
     e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10)")
-    e.add_argument("--hops", type=int, default=1, help="G-Long expansion hops (paper: 1)")
-    e.add_argument("--anchors", type=int, default=5, help="G-Long anchor entities (paper: 5)")
+    e.add_argument("--hops", type=number(int, 0, 5), default=1, help="G-Long expansion hops (paper: 1)")
+    e.add_argument("--anchors", type=number(int, 1), default=5, help="G-Long anchor entities (paper: 5)")
     e.add_argument("--weights", choices=("uniform", "salience"), default="uniform",
                    help="probes: edge weights uniform, or Eq. 3 from the salience scorer (loads/trains it)")
-    e.add_argument("--conversations", type=int, default=None, help="LoCoMo: only the first N conversations")
-    e.add_argument("--max-turns", type=int, default=None, help="LoCoMo: only the first N turns of each")
+    e.add_argument("--conversations", type=number(int, 1), default=None, help="LoCoMo: only the first N conversations")
+    e.add_argument("--max-turns", type=number(int, 1), default=None, help="LoCoMo: only the first N turns of each")
     e.add_argument("--adapter", type=Path, default=None, help="LoCoMo: extractor LoRA adapter (default: cached)")
+    e.add_argument("--checkpoint", type=Path, default=None, help="append each finished question to this file")
+    e.add_argument("--resume", action="store_true", help="continue the run recorded in --checkpoint")
     e.add_argument("--json", action="store_true", help="print JSON")
     add_profile_option(e)
     e.set_defaults(func=run_eval)
-
-
-def _default_data() -> Path:
-    from ..notebook_runner import REPO_ROOT
-
-    return REPO_ROOT / "data"
 
 
 # --------------------------------------------------------------------------- query
@@ -59,8 +57,11 @@ def run_query(args) -> int:
     from ..memory import GraphMemory
     from ..retrieval import AssociativeRetriever
 
-    if not (args.memdir / "memory.json").is_file():
-        raise DataError("not a saved memory folder (no memory.json)", path=args.memdir)
+    try:
+        args.text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DataError("the query is not valid text (undecodable bytes in the command line)") from None
+
     memory = GraphMemory.load(args.memdir)
     eids = memory.edge_ids()
     if not eids:
@@ -114,7 +115,7 @@ def _ints(text: str, what: str) -> list[int]:
 def _extractor_or_none(args):
     """The triple extractor for LoCoMo, or None (with a note) when it cannot be had."""
     try:
-        from ..extraction import load_extractor
+        from ..extraction import load_extractor  # needs torch, transformers, peft
     except ImportError as e:
         print(f"note: no triple extractor ({e}); evaluating the turn baselines only", file=sys.stderr)
         return None
@@ -122,13 +123,20 @@ def _extractor_or_none(args):
 
 
 def run_eval(args) -> int:
-    from ..retrieval import METHODS, evaluate_locomo, evaluate_probes
+    from ..evaluation.retrieval import METHODS, evaluate_locomo, evaluate_probes
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
     ks = _ints(args.k, "--k")
+    checkpoint = None
+    if args.checkpoint is not None:
+        settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+                    if k not in ("func", "command", "checkpoint", "resume", "json")}
+        checkpoint = Checkpoint(args.checkpoint, settings, resume=args.resume)
+    elif args.resume:
+        raise DataError("--resume needs --checkpoint FILE")
     params = {"hops": args.hops, "anchors": args.anchors}
     encoder = None
     if any(m != "bm25" for m in methods):
@@ -142,7 +150,8 @@ def run_eval(args) -> int:
         if not methods:
             raise DataError("no method left to evaluate (graph methods need the extractor)")
         result = evaluate_locomo(args.locomo, encoder, methods, ks, conversations=args.conversations,
-                                 max_turns=args.max_turns, extractor=extractor, glong_params=params)
+                                 max_turns=args.max_turns, extractor=extractor, glong_params=params,
+                                 checkpoint=checkpoint)
     else:
         from ..loaders import load_conversations, load_probes
 
@@ -151,8 +160,8 @@ def run_eval(args) -> int:
             from ..salience import load_scorer
 
             scorer = load_scorer(args.profile)
-        result = evaluate_probes(load_probes(args.probes), load_conversations(args.conversations_dir), encoder,
-                                 methods, ks, scorer=scorer, glong_params=params)
+        result = evaluate_probes(load_probes(data_path("probes.jsonl") if args.probes == "shipped" else args.probes), load_conversations(args.conversations_dir or data_path("conversations")), encoder,
+                                 methods, ks, scorer=scorer, glong_params=params, checkpoint=checkpoint)
     if args.json:
         print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks)}, as_json=True)
         return 0

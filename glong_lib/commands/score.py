@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import DataError
 from ..loaders import iter_jsonl
 from ..schema import Triple
-from .common import add_profile_option
+from .common import add_profile_option, profile_from
 
 
 def register(sub) -> None:
@@ -22,8 +22,7 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, required=True, help="the JSONL file to write (same rows, triples weighted)")
     p.add_argument("--scope", choices=("session", "dialogue"), default="session",
                    help="Eq. 3 divides by the session maximum (paper) or the dialogue maximum (reference code)")
-    p.add_argument("--smoke", action="store_true", help="use the tiny smoke summarizer (tests)")
-    add_profile_option(p)
+    add_profile_option(p, smoke=True)
     p.set_defaults(func=run)
 
 
@@ -62,13 +61,13 @@ def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
 
 
 def run(args) -> int:
-    from ..extraction import save_jsonl
+    from ..io import save_jsonl
     from ..salience import load_scorer
 
     rows = read_rows(args.input)
     if not any(r["triples"] for r in rows):
         raise DataError("no triples to score", path=args.input)
-    out = weigh_rows(rows, load_scorer(args.profile, smoke=args.smoke), scope=args.scope)
+    out = weigh_rows(rows, load_scorer(profile_from(args)), scope=args.scope)
     save_jsonl(args.out, out)
     n = sum(len(r["triples"]) for r in out)
     print(f"weighted {n} triples in {len(out)} turns -> {args.out.name}")

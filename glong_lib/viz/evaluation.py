@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..evaluation import PAPER_TABLE1_MSC, PAPER_TABLE6_MSC
+from ..evaluation.msc import PAPER_TABLE1_MSC, PAPER_TABLE6_MSC
 
 _LABELS = {"b1": "BLEU-1", "b2": "BLEU-2", "b3": "BLEU-3", "b4": "BLEU-4", "rougeL": "ROUGE-L"}
 

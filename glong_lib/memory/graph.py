@@ -34,15 +34,7 @@ True
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
-import re
-import shutil
-import string
-import uuid
-from collections import Counter
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
@@ -50,17 +42,12 @@ from typing import Any, Iterable, Optional, Sequence, Union
 import networkx as nx
 import numpy as np
 
-from .errors import DataError
-from .schema import Conversation, MemoryEdge, Session, Triple
-
-#: Version of the on-disk layout written by :meth:`GraphMemory.save`; loading a newer one fails.
-FORMAT_VERSION = 1
-FORMAT_NAME = "glong-memory"
-META_FILE = "memory.json"
-INDEX_FILE = "entities.faiss"
-
-#: Words that stand for the speaker of the utterance.
-FIRST_PERSON = frozenset({"i", "me", "my", "myself", "mine"})
+from ..errors import DataError
+from ..models import load_encoder
+from ..schema import Conversation, MemoryEdge, Session, Triple
+from ..text import entity_label, normalise_entity, normalise_relation, same_numbers
+from .hash_encoder import HashEncoder  # noqa: F401  (re-exported: memories in tests use it)
+from .persistence import FORMAT_VERSION, read_memory, save_memory
 
 #: Relations that hold one value at a time (PersonaExt names): where one lives, works, one's job,
 #: marital and school status. Under policy ``supersede`` a newer value replaces the older one.
@@ -77,85 +64,6 @@ POLICIES = ("append", "supersede")
 DEFAULT_MERGE_THRESHOLD = 0.92
 
 _EDGE_FIELDS = tuple(f.name for f in fields(MemoryEdge))
-_PUNCT = string.punctuation + "“”‘’«»…–—"
-_DIGITS = re.compile(r"\d+")
-
-
-# --------------------------------------------------------------------------- normalisation
-
-def normalise_entity(text: str, speaker: Optional[str] = None) -> str:
-    """The canonical spelling of an entity: lower case, single spaces, no punctuation at the
-    ends; a first-person word ("I", "me", "my", "myself", "mine") becomes the speaker's name.
-
-    >>> normalise_entity("  Golden   Retriever! ")
-    'golden retriever'
-    >>> normalise_entity("I", speaker="Maya")
-    'maya'
-    >>> normalise_entity("\\"Leo's dog\\"")
-    "leo's dog"
-    >>> normalise_entity("my", speaker=None)
-    'my'
-    """
-    value = " ".join(str(text).split()).strip(_PUNCT + " ").lower()
-    if value in FIRST_PERSON and speaker:
-        return normalise_entity(speaker)
-    return value
-
-
-def normalise_relation(text: str) -> str:
-    """Relation names in one spelling: lower case, spaces and dashes as underscores.
-
-    >>> normalise_relation(" Live in-General ")
-    'live_in_general'
-    """
-    return re.sub(r"[\s\-]+", "_", str(text).strip().lower())
-
-
-def same_numbers(a: str, b: str) -> bool:
-    """Whether two strings carry the same numbers (so "march 2" never merges into "march 3",
-    although MiniLM puts them at cosine 0.94).
-
-    >>> same_numbers("march 2", "march 3"), same_numbers("2 dogs", "two dogs"), same_numbers("a", "b")
-    (False, False, True)
-    """
-    return Counter(_DIGITS.findall(a)) == Counter(_DIGITS.findall(b))
-
-
-def _label(text: str, speaker: Optional[str]) -> str:
-    """How a node is shown: its first surface spelling (the speaker's name for "I")."""
-    if speaker and normalise_entity(text) in FIRST_PERSON:
-        text = speaker
-    return " ".join(str(text).split()).strip(_PUNCT + " ")
-
-
-# --------------------------------------------------------------------------- a fake encoder
-
-class HashEncoder:
-    """A stand-in for the sentence encoder with no semantics: each distinct string gets a fixed
-    random unit vector seeded by its SHA-256. For tests and scale benchmarks only (two different
-    strings are almost orthogonal, so nothing merges and nearest_entities finds exact matches).
-
-    >>> enc = HashEncoder(dim=8)
-    >>> v = enc.encode(["a", "b", "a"], normalize_embeddings=True)
-    >>> v.shape, bool(np.allclose(v[0], v[2])), round(float(np.linalg.norm(v[1])), 6)
-    ((3, 8), True, 1.0)
-    """
-
-    def __init__(self, dim: int = 64):
-        self.dim = int(dim)
-
-    def get_sentence_embedding_dimension(self) -> int:
-        return self.dim
-
-    def encode(self, texts: Sequence[str], normalize_embeddings: bool = True, **_: Any) -> np.ndarray:
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            seed = int.from_bytes(hashlib.sha256(str(t).encode("utf-8")).digest()[:8], "little")
-            out[i] = np.random.default_rng(seed).standard_normal(self.dim)
-        if normalize_embeddings:
-            out /= np.linalg.norm(out, axis=1, keepdims=True)
-        return out
-
 
 # --------------------------------------------------------------------------- the memory
 
@@ -193,8 +101,6 @@ class GraphMemory:
     def encoder(self):
         """The encoder in use (the offline MiniLM is loaded here on first use when none was given)."""
         if self._encoder is None:
-            from .models import load_encoder
-
             self._encoder = load_encoder()
         return self._encoder
 
@@ -315,13 +221,13 @@ class GraphMemory:
                 self.skipped += 1
                 continue
             weight = 1.0 if t.weight is None else float(t.weight)
-            if not math.isfinite(weight) or weight < 0:
-                raise DataError(f"triple '{t.text()}' has weight {t.weight}; weights must be finite and >= 0")
+            if not (math.isfinite(weight) and 0.0 <= weight <= 1.0):
+                raise DataError(f"triple '{t.text()}' has weight {t.weight}; weights (Eq. 3) are in [0, 1]")
             if not math.isfinite(when):
                 raise DataError(f"triple '{t.text()}' has time {when}")
             rows.append((t, subj, rel, obj, weight, when, session if session is not None else t.session))
         names = [n for r in rows for n in (r[1], r[3])]
-        labels = [_label(x, r[0].speaker) for r in rows for x in (r[0].subject, r[0].object)]
+        labels = [entity_label(x, r[0].speaker) for r in rows for x in (r[0].subject, r[0].object)]
         self._intern(names, labels, [r[5] for r in rows for _ in (0, 1)], [r[6] for r in rows for _ in (0, 1)])
         return [self._add_edge(*r) for r in rows]
 
@@ -470,79 +376,53 @@ class GraphMemory:
                          "new edges": sum(1 for _, m in upto if m.session == s)})
         return rows
 
-    # ---------------------------------------------------------------- persistence
+
+    # ---------------------------------------------------------------- persistence (files: persistence.py)
 
     def to_json(self) -> dict[str, Any]:
         """Everything but the vectors, as plain JSON data (the vectors go to the faiss file)."""
         nodes = [{"name": n, **{k: self.graph.nodes[n][k] for k in ("label", "created_s", "first_session")}}
                  for n in self.entities]
         edges = [{"eid": e, **self.edge(e).to_dict()} for e in self._ends]
-        return {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "policy": self.policy,
-                "merge_threshold": self.merge_threshold, "single_valued": sorted(self.single_valued),
-                "dimension": self.dim, "next_eid": self._next_eid, "skipped": self.skipped,
-                "nodes": nodes, "aliases": self.aliases, "merges": self.merges,
+        return {"policy": self.policy, "merge_threshold": self.merge_threshold,
+                "single_valued": sorted(self.single_valued), "dimension": self.dim, "next_eid": self._next_eid,
+                "skipped": self.skipped, "nodes": nodes, "aliases": self.aliases, "merges": self.merges,
                 "superseded_by": {str(k): v for k, v in self.superseded_by.items()}, "edges": edges}
 
     def save(self, directory: Union[str, Path]) -> Path:
-        """Write the memory to ``directory`` atomically: files go to a temporary sibling folder,
-        which then replaces the old one by rename, so an interrupted save leaves the previous
-        memory in place and loadable. Returns the directory."""
-        target = Path(directory)
-        if target.exists() and (not target.is_dir() or (any(target.iterdir())
-                                                        and not (target / META_FILE).is_file())):
-            raise DataError("exists and is not a glong memory; refusing to replace it", path=target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:8]}")
-        tmp.mkdir()
-        try:
-            meta = self.to_json()
-            if self.index is not None:
-                _write_index(self.index, tmp / INDEX_FILE)
-                meta["index_sha256"] = _sha256(tmp / INDEX_FILE)
-            _write_json(meta, tmp / META_FILE)
-            _swap(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return target
+        """Write the memory into ``directory`` atomically (``persistence.save_memory``): a crash at
+        any point leaves the previous memory or this one, and other files in the folder stay."""
+        return save_memory(self.to_json(), self.index, directory)
 
     @classmethod
     def load(cls, directory: Union[str, Path], encoder=None) -> "GraphMemory":
-        """Read a memory written by :meth:`save`. Missing, truncated or corrupt files and newer
-        format versions raise :class:`DataError` with a one-line reason."""
+        """Read a memory written by :meth:`save`, checked (``persistence.read_memory``): missing,
+        truncated, corrupt or inconsistent files raise :class:`DataError` with a one-line reason."""
         folder = Path(directory)
-        meta = _read_meta(folder)
+        state, index = read_memory(folder)
         try:
-            mem = cls(encoder=encoder, policy=meta["policy"], merge_threshold=meta["merge_threshold"],
-                      single_valued=meta["single_valued"])
-            mem._restore(meta, folder)
+            mem = cls(encoder=encoder, policy=state["policy"], merge_threshold=state["merge_threshold"],
+                      single_valued=state["single_valued"])
+            mem._restore(state, index)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             if isinstance(e, DataError):
                 raise
-            raise DataError(f"memory metadata is malformed ({type(e).__name__}: {e})",
-                            path=folder / META_FILE) from None
+            raise DataError(f"memory metadata is malformed ({type(e).__name__}: {e})", path=folder) from None
         return mem
 
-    def _restore(self, meta: dict, folder: Path) -> None:
-        for n in meta["nodes"]:
+    def _restore(self, state: dict, index) -> None:
+        for n in state["nodes"]:
             self.entities.append(n["name"])
             self.graph.add_node(n["name"], node_id=len(self.entities) - 1, label=n["label"],
                                 created_s=n["created_s"], first_session=n["first_session"])
-        for e in meta["edges"]:
-            edge = MemoryEdge(**{k: e[k] for k in _EDGE_FIELDS})
-            eid = int(e["eid"])
-            if edge.subject not in self.graph or edge.object not in self.graph:
-                raise DataError(f"edge {eid} names an entity that is not a node", path=folder / META_FILE)
-            self._link(eid, edge)
-        self.aliases = {str(k): str(v) for k, v in meta["aliases"].items()}
-        self.merges = list(meta["merges"])
-        self.superseded_by = {int(k): int(v) for k, v in meta["superseded_by"].items()}
-        self._next_eid = int(meta["next_eid"])
-        self.skipped = int(meta.get("skipped", 0))
-        self.index = _read_index(folder, meta) if self.entities else None
-        if self.index is not None and self.index.ntotal != len(self.entities):
-            raise DataError(f"index holds {self.index.ntotal} vectors for {len(self.entities)} entities",
-                            path=folder / INDEX_FILE)
+        for e in state["edges"]:
+            self._link(int(e["eid"]), MemoryEdge(**{k: e[k] for k in _EDGE_FIELDS}))
+        self.aliases = {str(k): str(v) for k, v in state["aliases"].items()}
+        self.merges = list(state["merges"])
+        self.superseded_by = {int(k): int(v) for k, v in state["superseded_by"].items()}
+        self._next_eid = int(state["next_eid"])
+        self.skipped = int(state.get("skipped", 0))
+        self.index = index
 
     def __repr__(self) -> str:
         return (f"GraphMemory({self.graph.number_of_nodes()} nodes, {self.graph.number_of_edges()} edges, "
@@ -572,80 +452,4 @@ def build_memory(conv: Conversation, triples: Optional[Sequence[Triple]] = None,
     return mem
 
 
-# --------------------------------------------------------------------------- file helpers
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _write_json(obj: Any, path: Path) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(obj, f, ensure_ascii=False, indent=1, allow_nan=False)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _write_index(index, path: Path) -> None:
-    import faiss
-
-    faiss.write_index(index, str(path))
-
-
-def _swap(tmp: Path, target: Path) -> None:
-    """Put the finished ``tmp`` folder at ``target``; the old one is renamed away first and
-    deleted only once the new one is in place."""
-    if not target.exists():
-        os.replace(tmp, target)
-        return
-    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
-    os.replace(target, old)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        os.replace(old, target)  # put the previous memory back
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _read_meta(folder: Path) -> dict:
-    if not folder.is_dir():
-        raise DataError("no memory here (not a folder)", path=folder)
-    path = folder / META_FILE
-    if not path.is_file():
-        raise DataError(f"not a glong memory (no {META_FILE})", path=folder)
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataError(f"corrupt or truncated ({type(e).__name__}: {str(e).splitlines()[0]})", path=path) from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-        raise DataError(f"not a glong memory file (format is not '{FORMAT_NAME}')", path=path)
-    version = meta.get("format_version")
-    if not isinstance(version, int):
-        raise DataError("missing or bad 'format_version'", path=path)
-    if version > FORMAT_VERSION:
-        raise DataError(f"format version {version} is newer than this glong reads ({FORMAT_VERSION}); "
-                        f"upgrade glong_lib", path=path)
-    return meta
-
-
-def _read_index(folder: Path, meta: dict):
-    import faiss
-
-    path = folder / INDEX_FILE
-    if not path.is_file():
-        raise DataError(f"missing {INDEX_FILE}", path=folder)
-    if meta.get("index_sha256") != _sha256(path):
-        raise DataError("corrupt or truncated (checksum does not match memory.json)", path=path)
-    try:
-        index = faiss.read_index(str(path))
-    except RuntimeError as e:
-        raise DataError(f"faiss cannot read it ({str(e).splitlines()[0][:120]})", path=path) from None
-    if meta.get("dimension") is not None and index.d != meta["dimension"]:
-        raise DataError(f"index is {index.d}-d but memory.json says {meta['dimension']}", path=path)
-    return index
-
-
-__all__ = [
-    "GraphMemory", "HashEncoder", "build_memory", "normalise_entity", "normalise_relation", "same_numbers",
-    "FIRST_PERSON", "SINGLE_VALUED_RELATIONS", "POLICIES", "DEFAULT_MERGE_THRESHOLD", "FORMAT_VERSION",
-]

@@ -1,30 +1,6 @@
-"""End-to-end evaluation of response generation over multi-session conversations (paper section
-4, Tables 1, 6 and 8): BLEU-1..4 and ROUGE-L per reply, prompt and completion tokens, cost.
-
-Metrics (the paper's code scores each reply with nlg-eval against the gold reply, then averages
-over turns, sessions and conversations; so do we):
-
-* BLEU-n is *cumulative* sentence BLEU (uniform weights over 1..n-grams, as nlg-eval's Bleu_n)
-  from ``nltk.translate.bleu_score.sentence_bleu``, with NLTK's ``SmoothingFunction().method1``
-  (an n-gram order with no match counts 0.1 matches instead of 0, so one empty order does not zero
-  the score). Tokens: lower-cased words and punctuation marks (regex ``\\w+|[^\\w\\s]``).
-* ROUGE-L is the LCS F1 of Google's ``rouge_score`` package (its own tokenizer: lower case,
-  alphanumeric tokens; no stemming). nlg-eval uses an LCS F-measure with beta 1.2, so values differ
-  slightly from the paper's tooling.
-
-Worked example (by hand: 5/6 unigrams, 3/5 bigrams, 1/4 trigrams, 0/3 4-grams match; equal
-lengths, so no brevity penalty; the LCS "the cat on the mat" has 5 of 6 tokens):
-
->>> s = bleu_scores("the cat sat on the mat", "the cat is on the mat")
->>> [round(s[k], 4) for k in ("b1", "b2", "b3", "b4")]   # 5/6, sqrt(1/2), (1/8)^(1/3), (1/8 * 0.1/3)^(1/4)
-[0.8333, 0.7071, 0.5, 0.2541]
->>> round(rouge_l("the cat sat on the mat", "the cat is on the mat"), 4)
-0.8333
-
-The runner plays each conversation as the paper does: session 1 only fills memory; in every later
-session each turn of the user (``speakers[0]``) is a query, the agent (``speakers[1]``) answers,
-its gold reply is the reference and is what enters the context; memory is updated after each
-session (but the last, which no query follows).
+"""End-to-end evaluation on multi-session chats (paper section 4): each agent answers the user's turns
+of the later sessions; replies are scored against the gold with BLEU-1..4 and ROUGE-L, and prompt
+tokens and cost are counted (paper Tables 1, 2 and 6).
 """
 
 from __future__ import annotations
@@ -36,64 +12,16 @@ import re
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
-from .errors import DataError
-from .schema import Conversation, Session, Turn
+from ..errors import DataError
+from ..io import Checkpoint
+from ..schema import Conversation, Session, Turn
+from .metrics import score_reply
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 BLEU_KEYS = ("b1", "b2", "b3", "b4")
 METRIC_KEYS = BLEU_KEYS + ("rougeL",)
-
-
-# --------------------------------------------------------------------------- metrics
-
-def tokenize(text: str, lowercase: bool = True) -> list[str]:
-    """Words and punctuation marks, lower-cased: the tokens BLEU counts.
-
-    >>> tokenize("Hi Leo, I'm back!")
-    ['hi', 'leo', ',', 'i', "'", 'm', 'back', '!']
-    """
-    return _TOKEN.findall(text.lower() if lowercase else text)
-
-
-def bleu_scores(hyp: str, ref: Union[str, Sequence[str]], lowercase: bool = True) -> dict[str, float]:
-    """Cumulative sentence BLEU-1..4 of ``hyp`` against one reference (or several), in [0, 1].
-
-    An empty hypothesis or reference scores 0 (NLTK would warn and return 0 as well).
-    """
-    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-
-    refs = [ref] if isinstance(ref, str) else list(ref)
-    hyp_tokens = tokenize(hyp, lowercase)
-    ref_tokens = [tokenize(r, lowercase) for r in refs]
-    if not hyp_tokens or not any(ref_tokens):
-        return {k: 0.0 for k in BLEU_KEYS}
-    smooth = SmoothingFunction().method1
-    out = {}
-    for n in range(1, 5):
-        weights = tuple([1.0 / n] * n)
-        out[f"b{n}"] = float(sentence_bleu(ref_tokens, hyp_tokens, weights=weights, smoothing_function=smooth))
-    return out
-
-
-_ROUGE = None
-
-
-def rouge_l(hyp: str, ref: str) -> float:
-    """ROUGE-L F1 (``rouge_score``; longest common subsequence of tokens), in [0, 1]."""
-    global _ROUGE
-    if _ROUGE is None:
-        from rouge_score import rouge_scorer
-
-        _ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
-    return float(_ROUGE.score(ref, hyp)["rougeL"].fmeasure)
-
-
-def score_reply(hyp: str, ref: str) -> dict[str, float]:
-    """BLEU-1..4 and ROUGE-L of one reply against its gold reference."""
-    return {**bleu_scores(hyp, ref), "rougeL": rouge_l(hyp, ref)}
-
 
 # --------------------------------------------------------------------------- cost
 
@@ -372,7 +300,7 @@ def _jsonable(x: Any) -> Any:
 def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversation],
                        turns_per_session: Optional[int] = None, max_sessions: Optional[int] = None,
                        context_scope: str = "session", price: PriceTable = GPT4O_MINI,
-                       progress: bool = True) -> MSCResults:
+                       progress: bool = True, checkpoint: Optional[Checkpoint] = None) -> MSCResults:
     """Play every conversation with every agent and score each reply (see the module docstring).
 
     ``turns_per_session`` keeps the first few queries of each evaluated session and
@@ -381,6 +309,9 @@ def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversat
     it: every turn since the first evaluated session). Memory is updated after every session but
     the last (nothing is asked after it). Memory-maintenance tokens are read from
     each agent's ``memory_prompt_tokens``/``memory_completion_tokens`` after each conversation.
+
+    With a ``checkpoint`` (``io.Checkpoint``), each finished (conversation, method) is appended to
+    it, and units already there are taken from it instead of being run again.
     """
     from tqdm.auto import tqdm
 
@@ -399,14 +330,25 @@ def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversat
         user, agent_speaker = conv.speakers[0], conv.speakers[1]
         sessions = conv.sessions[:max_sessions] if max_sessions else conv.sessions
         for name, agent in agents.items():
-            start = time.perf_counter()
-            agent.start(conv)
-            before = (getattr(agent, "memory_prompt_tokens", 0), getattr(agent, "memory_completion_tokens", 0))
-            records.extend(_play(agent, name, conv, sessions, user, agent_speaker, turns_per_session, context_scope))
-            # agents may keep counting across conversations: add only this conversation's share
-            memory[name]["input"] += int(getattr(agent, "memory_prompt_tokens", 0) - before[0])
-            memory[name]["output"] += int(getattr(agent, "memory_completion_tokens", 0) - before[1])
-            wall[name] += time.perf_counter() - start
+            key = json.dumps([conv.id, name])
+            if checkpoint is not None and key in checkpoint.done:
+                unit = checkpoint.done[key]
+            else:
+                start = time.perf_counter()
+                agent.start(conv)
+                before = (getattr(agent, "memory_prompt_tokens", 0), getattr(agent, "memory_completion_tokens", 0))
+                rows = _play(agent, name, conv, sessions, user, agent_speaker, turns_per_session, context_scope)
+                # agents may keep counting across conversations: add only this conversation's share
+                unit = {"records": rows,
+                        "memory_input": int(getattr(agent, "memory_prompt_tokens", 0) - before[0]),
+                        "memory_output": int(getattr(agent, "memory_completion_tokens", 0) - before[1]),
+                        "wall_s": time.perf_counter() - start}
+                if checkpoint is not None:
+                    checkpoint.add(key, _jsonable(unit))
+            records.extend(unit["records"])
+            memory[name]["input"] += unit["memory_input"]
+            memory[name]["output"] += unit["memory_output"]
+            wall[name] += unit["wall_s"]
             bar.update(1)
     bar.close()
     settings = {"conversations": len(conversations), "turns_per_session": turns_per_session,
@@ -435,10 +377,3 @@ def _play(agent, name: str, conv: Conversation, sessions: Sequence[Session], use
         if i < len(sessions) - 1:  # nothing is asked after the last session: no update needed
             agent.observe_session(session, conv)
     return rows
-
-
-__all__ = [
-    "tokenize", "bleu_scores", "rouge_l", "score_reply", "PriceTable", "GPT4O_MINI", "cost_usd", "reduction",
-    "PAPER_TABLE1_MSC", "PAPER_TABLE6_MSC", "paper_table1", "paper_table6",
-    "sample_conversations", "Query", "session_queries", "MSCResults", "run_msc_evaluation",
-]

@@ -1,0 +1,58 @@
+"""Triple extraction (paper section 3.2): utterance -> (subject, relation, object) triples with a
+LoRA-tuned small LM, in four steps that each have a module:
+
+* ``prompt``: the instruction, the JSON target and the training pairs;
+* ``parsing``: a tolerant parser for the broken JSON small models write;
+* ``training``: LoRA fine-tuning with transformers ``Trainer`` and peft, cached by a key of its inputs;
+* ``inference``: batched greedy extraction (``TripleExtractor``, ``load_extractor``).
+
+Scores of an extractor live in ``glong_lib.evaluation.extraction``.
+
+>>> parse_triples('Sure! [{"subject": "i", "relation": "have_pet", "object": "dog"},]')
+[{'subject': 'i', 'relation': 'have_pet', 'object': 'dog'}]
+"""
+
+from .inference import (  # noqa: F401
+    MAX_NEW_TOKENS,
+    SNAP_CUTOFF,
+    Extraction,
+    TripleExtractor,
+    extract_conversation,
+    load_extractor,
+    snap_relation,
+)
+from .parsing import (  # noqa: F401
+    FIELDS,
+    MAX_DEPTH,
+    MAX_STARTS,
+    ParseResult,
+    parse_output,
+    parse_triples,
+    parse_unguarded,
+)
+from .prompt import (  # noqa: F401
+    PROMPT_VERSION,
+    SYSTEM_PROMPT,
+    USER_TEMPLATE,
+    build_messages,
+    default_pairs_path,
+    format_target,
+    load_pairs,
+    pairs_hash,
+    prompt_hash,
+    render_prompt,
+    split_pairs,
+)
+from .training import (  # noqa: F401
+    DEV_LOSS_EXAMPLES,
+    LORA_TARGETS,
+    TrainSettings,
+    adapter_dir_for,
+    count_parameters,
+    load_base,
+    lora_config,
+    read_training_log,
+    tokenize_example,
+    train_extractor,
+    train_settings,
+)

@@ -1,0 +1,151 @@
+"""Batched greedy extraction with a trained adapter."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+from ..config import Profile, get_profile
+from ..errors import DataError
+from ..io import PathLike
+from ..schema import Conversation, Triple
+from ..text import resolve_subject
+from .parsing import parse_output
+from .prompt import load_pairs, render_prompt
+from .training import load_base, read_training_log, train_extractor
+
+#: Greedy decoding budget: two triples take about 45 tokens of SmolLM2's tokenizer.
+MAX_NEW_TOKENS = 64
+
+
+# --------------------------------------------------------------------------- extraction
+
+@dataclass
+class Extraction:
+    """One utterance's result: the raw model output, what was parsed from it, and the triples."""
+
+    utterance: str
+    speaker: Optional[str]
+    output: str
+    ok: bool
+    triples: list[Triple] = field(default_factory=list)
+    snapped: list[tuple[str, str]] = field(default_factory=list)  # (relation written, schema relation)
+
+
+#: How close (difflib ratio) an unknown relation must be to a schema relation to be snapped onto it.
+SNAP_CUTOFF = 0.7
+
+
+def snap_relation(relation: str, known: Sequence[str], cutoff: float = SNAP_CUTOFF) -> str:
+    """The schema relation closest in spelling to ``relation`` (itself when known, or when nothing
+    is close enough). A short fine-tune keeps some of the base model's own names ("have_profession"
+    for the schema's "has_profession"); snapping keeps the memory's relation vocabulary consistent.
+
+    >>> known = ["has_profession", "have_pet", "like_food"]
+    >>> snap_relation("have_profession", known), snap_relation("have_pet", known), snap_relation("weather", known)
+    ('has_profession', 'have_pet', 'weather')
+    """
+    if not known or relation in known:
+        return relation
+    close = difflib.get_close_matches(relation, known, n=1, cutoff=cutoff)
+    return close[0] if close else relation
+
+
+class TripleExtractor:
+    """A causal LM (optionally with a merged LoRA adapter) that extracts triples in batches.
+    With ``relations`` (the adapter's training relations), relation names outside that schema are
+    snapped onto the closest one (``snap_relation``); each ``Extraction`` lists what was snapped."""
+
+    def __init__(self, tokenizer, model, name: str = "extractor", adapter_dir: Optional[Path] = None,
+                 max_new_tokens: int = MAX_NEW_TOKENS, relations: Optional[Sequence[str]] = None):
+        self.tokenizer = tokenizer
+        self.model = model.eval()
+        self.name = name
+        self.adapter_dir = adapter_dir
+        self.max_new_tokens = max_new_tokens
+        self.relations = sorted(relations or [])
+
+    def generate(self, utterances: Sequence[str], batch_size: int = 8, progress: bool = True) -> list[str]:
+        """Greedy answers, batched with left padding; batches hold similar lengths (less padding)."""
+        import torch
+        from tqdm.auto import tqdm
+
+        order = sorted(range(len(utterances)), key=lambda i: len(utterances[i]))
+        outputs: list[str] = [""] * len(utterances)
+        device = next(self.model.parameters()).device
+        self.tokenizer.padding_side = "left"
+        batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+        for batch in tqdm(batches, desc=f"extract ({self.name})", disable=not progress or len(batches) < 2):
+            prompts = [render_prompt(self.tokenizer, utterances[i]) for i in batch]
+            enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+            with torch.no_grad():
+                gen = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
+                                          pad_token_id=self.tokenizer.pad_token_id,
+                                          eos_token_id=self.tokenizer.eos_token_id)
+            texts = self.tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+            for i, text in zip(batch, texts):
+                outputs[i] = text.strip()
+        return outputs
+
+    def extract_detailed(self, utterances: Sequence[str], speakers: Optional[Sequence[Optional[str]]] = None,
+                         batch_size: int = 8, progress: bool = True) -> list[Extraction]:
+        """Raw output, parse status and triples (first person resolved) for each utterance."""
+        speakers = list(speakers) if speakers is not None else [None] * len(utterances)
+        if len(speakers) != len(utterances):
+            raise DataError(f"{len(speakers)} speakers for {len(utterances)} utterances")
+        results = []
+        for utt, spk, out in zip(utterances, speakers, self.generate(utterances, batch_size, progress)):
+            parsed = parse_output(out)
+            relations = [snap_relation(d["relation"], self.relations) for d in parsed.triples]
+            triples = [Triple(resolve_subject(d["subject"], spk), rel, d["object"], speaker=spk, source=utt)
+                       for d, rel in zip(parsed.triples, relations)]
+            snapped = [(d["relation"], rel) for d, rel in zip(parsed.triples, relations) if d["relation"] != rel]
+            results.append(Extraction(utt, spk, out, parsed.ok, triples, snapped))
+        return results
+
+    def extract(self, utterances: Sequence[str], speakers: Optional[Sequence[Optional[str]]] = None,
+                batch_size: int = 8, progress: bool = True) -> list[list[Triple]]:
+        """Triples for each utterance; first-person subjects become the speaker when given."""
+        return [r.triples for r in self.extract_detailed(utterances, speakers, batch_size, progress)]
+
+
+def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[PathLike] = None,
+                   zero_shot: bool = False, device: Optional[str] = None,
+                   data: Optional[PathLike] = None) -> TripleExtractor:
+    """The extractor of a profile. Without ``adapter`` it uses the cached default adapter,
+    training it on the shipped pairs (or ``data``) on first use (``profile.smoke()``: a few
+    steps, under its own key); ``zero_shot`` gives the base model with no adapter."""
+    if zero_shot:
+        tok, model = load_base(profile, device)
+        return TripleExtractor(tok, model, name="zero-shot")
+    if adapter is None:
+        adapter = train_extractor(load_pairs(data), profile, device=device)
+    adapter = Path(adapter)
+    if not (adapter / "adapter_config.json").is_file():
+        raise DataError("not a LoRA adapter folder (no adapter_config.json)", path=adapter)
+    from peft import PeftModel
+
+    tok, model = load_base(profile, device)
+    model = PeftModel.from_pretrained(model, str(adapter))
+    if not get_profile(profile).extractor.quantize_4bit:
+        model = model.merge_and_unload()  # one plain model: faster generation
+    relations = read_training_log(adapter).get("relations")
+    return TripleExtractor(tok, model, name="fine-tuned", adapter_dir=adapter, relations=relations)
+
+
+def extract_conversation(conv: Conversation, extractor: TripleExtractor, sessions: Optional[Sequence[int]] = None,
+                         batch_size: int = 8, progress: bool = True) -> list[Triple]:
+    """Triples of every turn (of the chosen sessions), with speaker, turn id, session and source."""
+    turns = [(s.index, t) for s in conv.sessions if sessions is None or s.index in sessions for t in s.turns]
+    found = extractor.extract([t.text for _, t in turns], [t.speaker for _, t in turns], batch_size, progress)
+    out = []
+    for (session, turn), triples in zip(turns, found):
+        for tr in triples:
+            tr.turn_id, tr.session, tr.speaker, tr.source = turn.id, session, turn.speaker, turn.text
+            out.append(tr)
+    return out
+
+
+

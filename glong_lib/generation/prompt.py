@@ -1,0 +1,184 @@
+"""The generation prompt ``P = [I; M_Long; C_current]`` (paper section 3.5, Figure 8): instruction,
+retrieved memories, current context, fitted to the generator's window.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence, Union
+
+from ..errors import DataError, GenerationError  # noqa: F401  (GenerationError: re-exported)
+from ..schema import MemoryEdge, Triple
+
+#: The system line of the paper's prompt (Figure 8).
+SYSTEM_TEMPLATE = ("As a communication expert with outstanding communication habits, you embody the role of "
+                   "{agent} throughout the following dialogues.")
+CONTEXT_HEADER = "<CONTEXT>\nDrawing from your recent conversation with {user}:"
+MEMORY_HEADER = "<MEMORY>\nThe memories linked to the ongoing conversation are:"
+INSTRUCTION_TEMPLATE = ("Now, please role-play as {agent} to continue the dialogue between {agent} and {user}. "
+                        "{user} said: {utterance} Please respond to {user}'s statement:")
+NO_MEMORIES = "No relevant Memories."
+MEMORY_FORMATS = ("arrow", "ranked")
+
+Messages = list[dict[str, str]]
+MemoryItem = Union[MemoryEdge, Triple, tuple, str]
+
+
+@dataclass
+class Generation:
+    """One reply and what it cost: tokens in (the whole templated prompt) and tokens out."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float = 0.0
+    cached: bool = False
+
+# --------------------------------------------------------------------------- the prompt
+
+def format_elapsed(seconds: float) -> str:
+    """The reference code's "X days Y hours Z minutes" label (floats, as it prints them).
+
+    >>> format_elapsed(13 * 86400 + 3600 + 120)
+    '13.0 days 1.0 hours 2.0 minutes'
+    >>> format_elapsed(-5)
+    '0.0 days 0.0 hours 0.0 minutes'
+    """
+    s = max(0.0, float(seconds))
+    days, rest = divmod(s, 86400)
+    hours, rest = divmod(rest, 3600)
+    return f"{days:.1f} days {hours:.1f} hours {rest // 60:.1f} minutes"
+
+
+def _parts(item: MemoryItem) -> tuple[str, str, str]:
+    if isinstance(item, (MemoryEdge, Triple)):
+        return item.subject, item.relation, item.object
+    if isinstance(item, tuple) and len(item) == 3:
+        return tuple(str(x) for x in item)  # type: ignore[return-value]
+    raise DataError(f"a memory must be a MemoryEdge, Triple, (s, r, o) tuple or string, got {type(item).__name__}")
+
+
+def format_memory(item: MemoryItem, memory_format: str = "arrow", rank: int = 1,
+                  now_s: Optional[float] = None) -> str:
+    """One memory line. Strings (raw turns of the RAG baselines) pass through unchanged in the
+    arrow format and get the rank prefix in the ranked one. The ranked format's "ago" counts from
+    the edge's *creation* time, as in the reference code (Eq. 4 uses the last access instead).
+
+    >>> format_memory(("Maya", "has_pet", "cat"))
+    'Maya -has_pet-> cat'
+    >>> e = MemoryEdge("Maya", "has_pet", "cat", 1.0, created_s=0.0, last_access_s=0.0)
+    >>> format_memory(e, "ranked", rank=2, now_s=2 * 86400 + 300)
+    '[Rank 2] (Active 2.0 days 0.0 hours 5.0 minutes ago) Maya has_pet cat'
+    """
+    if memory_format not in MEMORY_FORMATS:
+        raise DataError(f"unknown memory format '{memory_format}' (choose from {', '.join(MEMORY_FORMATS)})")
+    if isinstance(item, str):
+        return item if memory_format == "arrow" else f"[Rank {rank}] {item}"
+    s, r, o = _parts(item)
+    if memory_format == "arrow":
+        return f"{s} -{r}-> {o}"
+    label = ""
+    if isinstance(item, MemoryEdge) and now_s is not None:
+        label = f"(Active {format_elapsed(now_s - item.created_s)} ago) "
+    return f"[Rank {rank}] {label}{s} {r} {o}"
+
+
+def format_memories(memories: Sequence[MemoryItem], memory_format: str = "arrow",
+                    now_s: Optional[float] = None) -> str:
+    """All memory lines, or the paper's ``No relevant Memories.`` when there are none."""
+    if not memories:
+        return NO_MEMORIES
+    return "\n".join(format_memory(m, memory_format, i, now_s) for i, m in enumerate(memories, start=1))
+
+
+def build_prompt(agent_name: str, user_name: str, context_lines: Sequence[str], memories: Sequence[MemoryItem],
+                 utterance: str, memory_format: str = "arrow", now_s: Optional[float] = None) -> Messages:
+    """The paper's prompt as chat messages: the system line, then one user message with
+    ``<CONTEXT>`` (the recent dialogue), ``<MEMORY>`` (the retrieved memories) and the
+    role-play instruction carrying the user's utterance (see the module docstring)."""
+    if not str(utterance).strip():
+        raise DataError("the user's utterance is empty")
+    user = "\n".join([
+        CONTEXT_HEADER.format(user=user_name), *context_lines,
+        MEMORY_HEADER, format_memories(memories, memory_format, now_s),
+        INSTRUCTION_TEMPLATE.format(agent=agent_name, user=user_name, utterance=str(utterance).strip()),
+    ])
+    return [{"role": "system", "content": SYSTEM_TEMPLATE.format(agent=agent_name)},
+            {"role": "user", "content": user}]
+
+
+def fit_prompt(make_messages: Callable[[Sequence[str]], Messages], context_lines: Sequence[str],
+               count_tokens: Callable[[Messages], int], budget: int) -> tuple[Messages, int]:
+    """Drop the *oldest* context lines until the prompt fits ``budget`` tokens; return the
+    messages and how many lines were dropped. Cutting whole lines from the left keeps the
+    instruction (and the user's utterance) at the end intact.
+
+    >>> make = lambda lines: [{"role": "user", "content": " ".join(["go"] + list(lines))}]
+    >>> words = lambda msgs: len(msgs[0]["content"].split())
+    >>> fit_prompt(make, ["a b", "c d", "e"], words, budget=4)
+    ([{'role': 'user', 'content': 'go c d e'}], 1)
+    """
+    lines = list(context_lines)
+    if count_tokens(make_messages(lines)) <= budget:
+        return make_messages(lines), 0
+    lo, hi = 1, len(lines)  # binary search for the fewest lines to drop
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if count_tokens(make_messages(lines[mid:])) <= budget:
+            hi = mid
+        else:
+            lo = mid + 1
+    return make_messages(lines[lo:]), lo
+
+
+def clean_reply(text: str, agent_name: Optional[str] = None) -> str:
+    """The reply as one utterance: an echoed ``Agent:`` prefix removed (small chat models often
+    start their turn with the speaker's name), then its first non-empty line (what follows a line
+    break is the model writing further turns of the dialogue, not its reply).
+
+    >>> clean_reply("  Leo: Nice to hear!  \\nMaya: Thanks", "Leo")
+    'Nice to hear!'
+    >>> clean_reply("Leo:\\nSure thing.", "Leo")
+    'Sure thing.'
+    """
+    text = text.strip()
+    if agent_name:
+        text = re.sub(rf"^\s*{re.escape(agent_name)}\s*:\s*", "", text)
+    return next((line.strip() for line in text.split("\n") if line.strip()), "")
+
+
+def messages_key(messages: Messages) -> str:
+    return json.dumps(messages, sort_keys=True, ensure_ascii=False)
+
+
+class ReplyCache:
+    """Replies to prompts already answered (greedy decoding repeats them exactly). A hit comes back
+    with ``cached=True`` and zero seconds, its token counts kept, so accounting stays exact."""
+
+    def __init__(self):
+        self._replies: dict[str, Generation] = {}
+
+    def get(self, messages: Messages) -> Optional[Generation]:
+        hit = self._replies.get(messages_key(messages))
+        return None if hit is None else Generation(hit.text, hit.prompt_tokens, hit.completion_tokens, 0.0,
+                                                   cached=True)
+
+    def put(self, messages: Messages, result: Generation) -> Generation:
+        self._replies[messages_key(messages)] = result
+        return result
+
+    def __len__(self) -> int:
+        return len(self._replies)
+
+
+def chat_token_ids(tokenizer, messages: Messages) -> list[int]:
+    """The token ids a chat model reads for ``messages`` (its chat template, generation prompt added)."""
+    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    if isinstance(ids, dict) or hasattr(ids, "keys"):  # transformers 5 may return a BatchEncoding
+        ids = ids["input_ids"]
+    return list(ids)
+
+
+

@@ -1,0 +1,29 @@
+"""The graph memory bank (paper section 3.3): ``graph`` holds the memory itself (entity nodes in a
+faiss index, attributed edges in a networkx MultiDiGraph); ``persistence`` saves and loads it
+so that a memory is never lost.
+"""
+
+from .graph import (  # noqa: F401
+    DEFAULT_MERGE_THRESHOLD,
+    POLICIES,
+    SINGLE_VALUED_RELATIONS,
+    GraphMemory,
+    build_memory,
+)
+from .hash_encoder import (  # noqa: F401
+    HashEncoder,
+)
+from .persistence import (  # noqa: F401
+    EDGE_FIELDS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    LEGACY_INDEX_FILE,
+    LEGACY_META_FILE,
+    MANIFEST_FILE,
+    MAX_ABS_TIME_S,
+    check_state,
+    check_target,
+    memory_size,
+    read_memory,
+    save_memory,
+)

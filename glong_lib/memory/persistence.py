@@ -1,0 +1,294 @@
+"""Saving and loading a graph memory so that a memory is never lost.
+
+A memory folder holds the files the memory owns, and nothing else is touched:
+
+* ``memory-<sha>.json``: nodes, edges and counters (everything but the vectors);
+* ``entities-<sha>.faiss``: the entity vectors (absent while the memory has no entities);
+* ``manifest.json``: the format, and the name, size and SHA-256 of each file above.
+
+A save writes the two data files under new, content-addressed names (each atomically: temporary
+file in the same folder, fsync, rename, fsync of the folder), then the manifest, the same way:
+renaming the manifest is the one moment the memory changes. A crash before it leaves the old
+manifest naming the old files, which are still there; after it, the new memory. Data files that no
+manifest names, and temporary files of a killed save, are deleted after the commit (or at the next
+save). One process writes a memory folder at a time. The folder itself is never
+removed or renamed, and files of other names in it survive.
+
+Loading checks the manifest (sizes, checksums), then the memory's invariants (:func:`check_state`)
+and refuses a memory that fails any, naming the first problem.
+
+The first on-disk format (version 1: ``memory.json`` + ``entities.faiss``, the index checksum inside
+``memory.json``) still loads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from ..errors import DataError
+from ..io import PathLike, atomic_write_bytes, atomic_write_json, fsync_dir, sha256_file
+
+#: Version of the on-disk layout; loading a newer one fails with a request to upgrade.
+FORMAT_VERSION = 2
+FORMAT_NAME = "glong-memory"
+MANIFEST_FILE = "manifest.json"
+#: The version-1 layout's file names (read, never written).
+LEGACY_META_FILE = "memory.json"
+LEGACY_INDEX_FILE = "entities.faiss"
+_OWNED = re.compile(r"^(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss)$")
+#: Temporary files of an interrupted save (``io.atomic_write_bytes`` names them ``.<name>.<random>.tmp``).
+_LEFTOVER = re.compile(r"^\.(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss|manifest\.json)\.[^./]+\.tmp$")
+
+#: Times on the conversation clock are seconds; anything beyond ~30,000 years is a corrupt clock.
+MAX_ABS_TIME_S = 1e12
+
+EDGE_FIELDS = {"subject": str, "relation": str, "object": str, "weight": (int, float),
+               "created_s": (int, float), "last_access_s": (int, float), "session": (int, type(None)),
+               "turn_id": (str, type(None)), "speaker": (str, type(None)), "source_text": str,
+               "superseded_s": (int, float, type(None))}
+
+
+# --------------------------------------------------------------------------- invariants
+
+def _fail(problem: str, path: Path) -> None:
+    raise DataError(f"invalid memory: {problem}", path=path)
+
+
+def _time_ok(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and abs(x) <= MAX_ABS_TIME_S
+
+
+def check_state(state: dict, path: Path) -> None:
+    """Refuse a memory state that breaks an invariant, naming the first problem: node names unique,
+    edge ids unique, every edge between existing nodes, the edge counter above every edge id,
+    weights finite in [0, 1], times finite, supersede links between existing edges.
+
+    >>> check_state({"nodes": [], "edges": [], "next_eid": 0, "superseded_by": {}}, Path("m"))
+    >>> check_state({"nodes": [], "edges": [], "next_eid": -1, "superseded_by": {}}, Path("m"))
+    Traceback (most recent call last):
+    glong_lib.errors.DataError: m: invalid memory: next_eid is -1, expected a count >= 0
+    """
+    for key, kind in (("nodes", list), ("edges", list), ("superseded_by", dict)):
+        if not isinstance(state.get(key), kind):
+            _fail(f"'{key}' should be a {kind.__name__}", path)
+    next_eid = state.get("next_eid")
+    if not isinstance(next_eid, int) or isinstance(next_eid, bool) or next_eid < 0:
+        _fail(f"next_eid is {next_eid!r}, expected a count >= 0", path)
+    names: set[str] = set()
+    for i, n in enumerate(state["nodes"]):
+        if not isinstance(n, dict) or not isinstance(n.get("name"), str):
+            _fail(f"node {i} has no name", path)
+        if n["name"] in names:
+            _fail(f"node name '{n['name']}' appears twice", path)
+        if not _time_ok(n.get("created_s")):
+            _fail(f"node '{n['name']}' has a bad created_s {n.get('created_s')!r}", path)
+        names.add(n["name"])
+    eids: set[int] = set()
+    for i, e in enumerate(state["edges"]):
+        if not isinstance(e, dict):
+            _fail(f"edge {i} is not an object", path)
+        eid = e.get("eid")
+        if not isinstance(eid, int) or isinstance(eid, bool) or eid < 0:
+            _fail(f"edge {i} has a bad id {eid!r}", path)
+        if eid in eids:
+            _fail(f"edge id {eid} appears twice", path)
+        if eid >= next_eid:
+            _fail(f"edge id {eid} is not below the edge counter next_eid={next_eid} "
+                  f"(the next insert would overwrite it)", path)
+        for key, kind in EDGE_FIELDS.items():
+            if key not in e or not isinstance(e[key], kind) or isinstance(e[key], bool):
+                _fail(f"edge {eid}: '{key}' is {e.get(key)!r}", path)
+        if e["subject"] not in names or e["object"] not in names:
+            _fail(f"edge {eid} names an entity that is not a node", path)
+        if not (math.isfinite(e["weight"]) and 0.0 <= e["weight"] <= 1.0):
+            _fail(f"edge {eid}: weight {e['weight']!r} is not in [0, 1]", path)
+        for key in ("created_s", "last_access_s", "superseded_s"):
+            if e[key] is not None and not _time_ok(e[key]):
+                _fail(f"edge {eid}: {key} {e[key]!r} is not a time", path)
+        eids.add(eid)
+    for old, new in state["superseded_by"].items():
+        try:
+            old_id = int(old)
+        except (TypeError, ValueError):
+            _fail(f"superseded_by key {old!r} is not an edge id", path)
+        if old_id not in eids or not isinstance(new, int) or new not in eids:
+            _fail(f"superseded_by links edge {old} to {new!r}, which is not an edge", path)
+
+
+# --------------------------------------------------------------------------- saving
+
+def _owned_files(folder: Path) -> list[Path]:
+    """The memory's data files and the temporary files a killed save left (one writer at a time)."""
+    return [p for p in folder.iterdir() if _OWNED.match(p.name) or _LEFTOVER.match(p.name)]
+
+
+def _is_memory_folder(folder: Path) -> bool:
+    return (folder / MANIFEST_FILE).is_file() or (folder / LEGACY_META_FILE).is_file()
+
+
+def check_target(directory: PathLike) -> Path:
+    """``directory`` as a place a memory may be written: absent, empty, or holding a memory.
+    Anything else (a file, a folder of other things) is refused with a DataError."""
+    folder = Path(directory)
+    if folder.exists() and not folder.is_dir():
+        raise DataError("exists and is not a folder; refusing to write a memory there", path=folder)
+    if folder.is_dir() and any(folder.iterdir()) and not _is_memory_folder(folder):
+        raise DataError("folder holds other files and no glong memory; refusing to write into it", path=folder)
+    return folder
+
+
+def save_memory(state: dict, index, directory: PathLike) -> Path:
+    """Write a memory (``GraphMemory.to_json()`` and its faiss index, or None) into ``directory``
+    as described in the module docstring. Refuses a folder that holds other files but no memory.
+    Returns the folder."""
+    folder = check_target(directory)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DataError(f"cannot create the folder ({e.strerror or type(e).__name__})", path=folder) from None
+    files: dict[str, dict] = {}
+    if index is not None:
+        import faiss
+
+        blob = faiss.serialize_index(index).tobytes()
+        files["index"] = _write_owned(folder, "entities", ".faiss", blob)
+    meta = json.dumps(state, ensure_ascii=False, indent=1, allow_nan=False).encode("utf-8")
+    files["meta"] = _write_owned(folder, "memory", ".json", meta)
+    manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "files": files}
+    atomic_write_json(folder / MANIFEST_FILE, manifest)  # the commit point
+    keep = {f["name"] for f in files.values()}
+    for stale in _owned_files(folder) + [folder / LEGACY_META_FILE, folder / LEGACY_INDEX_FILE]:
+        if stale.name not in keep and stale.is_file():
+            stale.unlink(missing_ok=True)
+    fsync_dir(folder)
+    return folder
+
+
+def _write_owned(folder: Path, stem: str, suffix: str, data: bytes) -> dict:
+    import hashlib
+
+    digest = hashlib.sha256(data).hexdigest()
+    name = f"{stem}-{digest[:16]}{suffix}"
+    if not (folder / name).is_file() or sha256_file(folder / name) != digest:
+        atomic_write_bytes(folder / name, data)
+    return {"name": name, "bytes": len(data), "sha256": digest}
+
+
+# --------------------------------------------------------------------------- loading
+
+def _read_json_file(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise DataError(f"corrupt or truncated ({type(e).__name__}: {str(e).splitlines()[0]})", path=path) from None
+    except RecursionError:
+        raise DataError("corrupt (nested too deeply)", path=path) from None
+    except OSError as e:
+        raise DataError(f"cannot read ({e.strerror or type(e).__name__})", path=path) from None
+
+
+def _check_format(obj: Any, path: Path) -> int:
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT_NAME:
+        raise DataError(f"not a glong memory file (format is not '{FORMAT_NAME}')", path=path)
+    version = obj.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise DataError("missing or bad 'format_version'", path=path)
+    if version > FORMAT_VERSION:
+        raise DataError(f"format version {version} is newer than this glong reads ({FORMAT_VERSION}); "
+                        f"upgrade glong_lib", path=path)
+    return version
+
+
+def _verified_bytes(folder: Path, entry: Any, what: str) -> bytes:
+    manifest = folder / MANIFEST_FILE
+    if not isinstance(entry, dict) or not all(k in entry for k in ("name", "bytes", "sha256")):
+        raise DataError(f"manifest entry for the {what} is malformed", path=manifest)
+    name = entry["name"]
+    if not isinstance(name, str) or not _OWNED.match(name):
+        raise DataError(f"manifest names an unexpected {what} file {name!r}", path=manifest)
+    path = folder / name
+    if not path.is_file():
+        raise DataError(f"missing {what} file named by the manifest", path=path)
+    data = path.read_bytes()
+    if len(data) != entry["bytes"]:
+        raise DataError(f"truncated or changed ({len(data)} bytes, manifest says {entry['bytes']})", path=path)
+    import hashlib
+
+    if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+        raise DataError("corrupt (checksum does not match the manifest)", path=path)
+    return data
+
+
+def _index_from(data: bytes, path: Path):
+    import faiss
+
+    try:
+        return faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+    except RuntimeError as e:
+        raise DataError(f"faiss cannot read it ({str(e).splitlines()[0][:120]})", path=path) from None
+
+
+def read_memory(directory: PathLike) -> tuple[dict, Optional[Any]]:
+    """The checked state and faiss index (or None) of a memory folder written by :func:`save_memory`
+    (or by the version-1 format). Anything missing, truncated, corrupt, of a newer format, or
+    breaking an invariant raises :class:`DataError` with a one-line reason."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise DataError("no memory here (not a folder)", path=folder)
+    manifest_path = folder / MANIFEST_FILE
+    if manifest_path.is_file():
+        manifest = _read_json_file(manifest_path)
+        _check_format(manifest, manifest_path)
+        files = manifest.get("files")
+        if not isinstance(files, dict) or "meta" not in files:
+            raise DataError("manifest lists no memory file", path=manifest_path)
+        meta_path = folder / str(files["meta"].get("name", "")) if isinstance(files["meta"], dict) else manifest_path
+        try:
+            state = json.loads(_verified_bytes(folder, files["meta"], "memory").decode("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+            raise DataError(f"corrupt ({type(e).__name__})", path=meta_path) from None
+        index = None
+        if "index" in files:
+            index = _index_from(_verified_bytes(folder, files["index"], "index"), folder / files["index"]["name"])
+    elif (folder / LEGACY_META_FILE).is_file():
+        meta_path = folder / LEGACY_META_FILE
+        state = _read_json_file(meta_path)
+        _check_format(state, meta_path)
+        index = None
+        if state.get("nodes"):
+            index_path = folder / LEGACY_INDEX_FILE
+            if not index_path.is_file():
+                raise DataError(f"missing {LEGACY_INDEX_FILE}", path=folder)
+            if state.get("index_sha256") != sha256_file(index_path):
+                raise DataError("corrupt or truncated (checksum does not match memory.json)", path=index_path)
+            index = _index_from(index_path.read_bytes(), index_path)
+    else:
+        raise DataError(f"not a glong memory (no {MANIFEST_FILE})", path=folder)
+    if not isinstance(state, dict):
+        raise DataError("memory file is not a JSON object", path=meta_path)
+    check_state(state, meta_path)
+    n_nodes = len(state["nodes"])
+    if (index is None) != (n_nodes == 0):
+        raise DataError(f"memory has {n_nodes} entities but {'no' if index is None else 'an'} index", path=meta_path)
+    if index is not None:
+        if index.ntotal != n_nodes:
+            raise DataError(f"index holds {index.ntotal} vectors for {n_nodes} entities", path=meta_path)
+        if state.get("dimension") is not None and index.d != state["dimension"]:
+            raise DataError(f"index is {index.d}-d but the memory says {state['dimension']}", path=meta_path)
+    return state, index
+
+
+def memory_size(directory: PathLike) -> Optional[int]:
+    """How many edges the memory saved in ``directory`` holds, or None where there is none
+    (used to refuse replacing a non-empty memory with an empty one)."""
+    folder = Path(directory)
+    if not folder.is_dir() or not _is_memory_folder(folder):
+        return None
+    state, _ = read_memory(folder)
+    return len(state["edges"])

@@ -1,0 +1,38 @@
+"""Retrieval (paper section 3.4): G-Long's associative retrieval over the graph memory and the
+baselines it is compared with, all behind ``.retrieve(query, now_s, k) -> RetrievalResult``.
+
+* ``scoring``: Eq. 4 (the rerank score) and its recency term;
+* ``results``: results, the stage-by-stage trace, embedding caches;
+* ``graph``: ``AssociativeRetriever`` (anchors -> L-hop expansion -> semantic top-N -> Eq. 4) and
+  ``PPRRetriever`` (HippoRAG-style Personalized PageRank over the same graph);
+* ``turns``: dense and BM25 retrieval over raw turns.
+
+The evidence evaluation (Recall@k, MRR) lives in ``glong_lib.evaluation.retrieval``.
+"""
+
+from .graph import (  # noqa: F401
+    AssociativeRetriever,
+    PPRRetriever,
+)
+from .results import (  # noqa: F401
+    CachingEncoder,
+    EdgeEmbeddingCache,
+    RerankTerms,
+    RetrievalResult,
+    RetrievalTrace,
+)
+from .scoring import (  # noqa: F401
+    PAPER_ANCHORS,
+    PAPER_BETAS,
+    PAPER_HOPS,
+    PAPER_K,
+    PAPER_LAMBDA,
+    PAPER_SEMANTIC_TOP_N,
+    recency,
+    rerank_score,
+)
+from .turns import (  # noqa: F401
+    BM25TurnRetriever,
+    DenseTurnRetriever,
+    bm25_tokens,
+)

@@ -1,0 +1,139 @@
+"""Text normalisation shared by every stage: one spelling of entities and relations, first-person
+resolution, content words, and how a turn is written as one line.
+
+Extraction scores, the memory's node names and the salience evaluation all compare strings; they
+must agree on what "the same" means, so the rules live here once.
+
+>>> normalise_entity("  My  ", speaker="Maya"), normalise_relation("Live in-General")
+('maya', 'live_in_general')
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from typing import Optional, Union
+
+from .schema import Turn
+
+#: Words that mean "the speaker" when they stand alone as a subject or object.
+FIRST_PERSON = frozenset({"i", "me", "my", "myself", "mine"})
+
+#: Articles dropped by lenient text matching.
+ARTICLES = frozenset({"a", "an", "the"})
+
+#: Relation spellings that mean the same relation (PersonaExt's own data spells one relation
+#: "have_chidren"; the project's samples use "have_children").
+RELATION_ALIASES = {"have_chidren": "have_children"}
+
+#: Words too common to count as content (salience labels, answer matching).
+STOPWORDS = frozenset(
+    "a an the of to in on at for and or but with by from is are was were be been being i me my we our you "
+    "your he him his she her they them their it its this that these those as about into over after before "
+    "up down out off so not no do does did have has had will would can could should just very too also "
+    "some any all more most own same than then there here what which who whom when where why how".split())
+
+_PUNCT = string.punctuation + "“”‘’«»…–—"
+_DIGITS = re.compile(r"\d+")
+
+
+def resolve_subject(subject: str, speaker: Optional[str]) -> str:
+    """Replace a first-person subject by the speaker: "i"/"me"/"myself" -> the speaker, and
+    "my X" -> "<speaker>'s X" (the gold of ``data/conversations`` is written so).
+
+    >>> resolve_subject("I", "Maya"), resolve_subject("my sister", "Maya"), resolve_subject("Leo", "Maya")
+    ('Maya', "Maya's sister", 'Leo')
+    >>> resolve_subject("i", None)
+    'i'
+    """
+    if not speaker:
+        return subject
+    text = subject.strip()
+    low = text.lower()
+    if low in FIRST_PERSON:
+        return speaker
+    if low.startswith("my "):
+        return f"{speaker}'s {text[3:].strip()}"
+    return text
+
+
+def normalise_text(text: str) -> str:
+    """Lower-case, drop articles and punctuation, collapse whitespace (lenient matching).
+
+    >>> normalise_text("  The Golden  Retriever! ")
+    'golden retriever'
+    """
+    words = re.sub(r"[^\w\s']", " ", text.lower()).split()
+    return " ".join(w for w in words if w not in ARTICLES)
+
+
+def normalise_relation(relation: str) -> str:
+    """A relation name in one spelling: lower-case snake case (spaces, dashes and other punctuation
+    become one underscore), with known alias spellings mapped to one name.
+
+    >>> normalise_relation(" Live in-General "), normalise_relation("Have Chidren"), normalise_relation("like_food")
+    ('live_in_general', 'have_children', 'like_food')
+    """
+    rel = "_".join(re.sub(r"[^\w']", " ", str(relation).lower()).split())
+    return RELATION_ALIASES.get(rel, rel)
+
+
+def normalise_entity(text: str, speaker: Optional[str] = None) -> str:
+    """The canonical spelling of an entity: lower case, single spaces, no punctuation at the
+    ends; a first-person word ("I", "me", "my", "myself", "mine") becomes the speaker's name.
+
+    >>> normalise_entity("  Golden   Retriever! ")
+    'golden retriever'
+    >>> normalise_entity("I", speaker="Maya")
+    'maya'
+    >>> normalise_entity("\\"Leo's dog\\"")
+    "leo's dog"
+    >>> normalise_entity("my", speaker=None)
+    'my'
+    """
+    value = " ".join(str(text).split()).strip(_PUNCT + " ").lower()
+    if value in FIRST_PERSON and speaker:
+        return normalise_entity(speaker)
+    return value
+
+
+def entity_label(text: str, speaker: Optional[str]) -> str:
+    """How an entity is shown: its surface spelling trimmed (the speaker's name for "I").
+
+    >>> entity_label(" i ", "Maya"), entity_label("Golden Retriever!", None)
+    ('Maya', 'Golden Retriever')
+    """
+    if speaker and normalise_entity(text) in FIRST_PERSON:
+        text = speaker
+    return " ".join(str(text).split()).strip(_PUNCT + " ")
+
+
+def same_numbers(a: str, b: str) -> bool:
+    """Whether two strings carry the same numbers (so "march 2" never merges into "march 3",
+    although MiniLM puts them at cosine 0.94).
+
+    >>> same_numbers("march 2", "march 3"), same_numbers("2 dogs", "two dogs"), same_numbers("a", "b")
+    (False, False, True)
+    """
+    return Counter(_DIGITS.findall(a)) == Counter(_DIGITS.findall(b))
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words of ``text`` without stopwords or one-letter tokens.
+
+    >>> sorted(content_words("Maya's new job in Denver"))
+    ['denver', 'job', 'maya', 'new']
+    """
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
+    return {w for w in words if w not in STOPWORDS and len(w) > 1}
+
+
+def turn_line(turn: Union[Turn, str]) -> str:
+    """A turn as one line, ``Speaker: text`` (strings pass through): how the turn baselines index
+    a turn and how the agents write the current context.
+
+    >>> turn_line(Turn("S1:1", "Maya", "I moved to Denver.")), turn_line("Leo: hi")
+    ('Maya: I moved to Denver.', 'Leo: hi')
+    """
+    return turn if isinstance(turn, str) else f"{turn.speaker}: {turn.text}"

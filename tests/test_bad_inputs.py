@@ -1,0 +1,283 @@
+"""A table of bad or unusual command lines, as a new user types them. Each must end with exit
+status 2, exactly one line on stderr naming what is wrong, no traceback, and no file changed
+(the good memory in the work folder is byte-identical afterwards)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from testdata import DATA
+
+from glong_lib.cli import main
+from glong_lib.memory import GraphMemory, HashEncoder
+from glong_lib.schema import Triple
+
+CONV = str(DATA / "conversations" / "c01.json")
+LOCOMO_OK = {"sample_id": "s1", "conversation": {"speaker_a": "A", "speaker_b": "B", "session_1": [
+    {"dia_id": "D1:1", "speaker": "A", "text": "hi"}, {"dia_id": "D1:2", "speaker": "B", "text": "hello"}],
+    "session_1_date_time": "1:56 pm on 8 May, 2023"}, "qa": [{"question": "q?", "answer": "a", "evidence": ["D1:1"],
+                                                             "category": 4}]}
+
+
+def _locomo(change) -> str:
+    sample = json.loads(json.dumps(LOCOMO_OK))
+    change(sample)
+    return json.dumps([sample])
+
+
+FILES = {  # name -> content (str or bytes) written into the work folder before each case
+    "empty.json": "",
+    "blank.jsonl": "\n\n",
+    "garbage.json": "{not json",
+    "binary.json": b"\xff\xfe\x00\x01garbage",
+    "latin1.json": "caf\xe9".encode("latin-1"),
+    "deep.json": "[" * 50000 + "]" * 50000,
+    "deep.jsonl": json.dumps({"a": 1}) + "\n" + "[" * 50000 + "]" * 50000 + "\n",
+    "list_of_numbers.json": "[1, 2, 3]",
+    "conv_no_sessions.json": json.dumps({"id": "x", "speakers": ["A", "B"], "sessions": []}),
+    "conv_empty_session.json": json.dumps({"id": "x", "speakers": ["A", "B"], "sessions": [{"index": 1, "turns": []}]}),
+    "triples_other_conv.jsonl": json.dumps({"conversation": "zzz", "turn_id": "S1:1", "triples": []}) + "\n",
+    "triples_bad_turn.jsonl": json.dumps({"conversation": "c01", "turn_id": "nope", "triples": []}) + "\n",
+    "triples_not_list.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "triples": "x"}) + "\n",
+    "triples_bad_triple.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "triples": [{"subject": 1}]}) + "\n",
+    "triples_weight_str.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "triples": [
+        {"subject": "a", "relation": "r", "object": "b", "weight": "high"}]}) + "\n",
+    "triples_weight_big.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "triples": [
+        {"subject": "a", "relation": "r", "object": "b", "weight": 7}]}) + "\n",
+    "triples_weight_nan.jsonl": '{"conversation": "c01", "turn_id": "S1:1", "triples": [{"subject": "a", "relation": "r", "object": "b", "weight": NaN}]}\n',
+    "triples_weights_len.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "weights": [1, 2], "triples": [
+        {"subject": "a", "relation": "r", "object": "b"}]}) + "\n",
+    "triples_array_line.jsonl": "[1, 2]\n",
+    "locomo_not_list.json": json.dumps({"a": 1}),
+    "locomo_sample_str.json": json.dumps(["sample"]),
+    "locomo_conv_list.json": _locomo(lambda s: s.update(conversation=[])),
+    "locomo_session_str.json": _locomo(lambda s: s["conversation"].update(session_1="text")),
+    "locomo_turn_no_text.json": _locomo(lambda s: s["conversation"]["session_1"][0].pop("text")),
+    "locomo_turn_text_int.json": _locomo(lambda s: s["conversation"]["session_1"][0].update(text=5)),
+    "locomo_date_int.json": _locomo(lambda s: s["conversation"].update(session_1_date_time=5)),
+    "locomo_date_bad.json": _locomo(lambda s: s["conversation"].update(session_1_date_time="yesterday")),
+    "locomo_qa_dict.json": _locomo(lambda s: s.update(qa={"q": 1})),
+    "locomo_qa_str.json": _locomo(lambda s: s.update(qa=["question"])),
+    "locomo_cat_str.json": _locomo(lambda s: s["qa"][0].update(category="4")),
+    "locomo_cat_9.json": _locomo(lambda s: s["qa"][0].update(category=9)),
+    "locomo_cat_bool.json": _locomo(lambda s: s["qa"][0].update(category=True)),
+    "locomo_evidence_str.json": _locomo(lambda s: s["qa"][0].update(evidence="D1:1")),
+    "locomo_evidence_dicts.json": _locomo(lambda s: s["qa"][0].update(evidence=[{"id": 1}])),
+    "locomo_question_int.json": _locomo(lambda s: s["qa"][0].update(question=3)),
+    "probes_bad.jsonl": json.dumps({"question": "q"}) + "\n",
+    "extract_rows_missing.jsonl": json.dumps({"conversation": "c01"}) + "\n",
+    "extract_rows_no_triples.jsonl": json.dumps({"conversation": "c01", "session": 1, "triples": []}) + "\n",
+    "extract_rows_bad_triple.jsonl": json.dumps({"conversation": "c01", "session": 1, "triples": [[1, 2, 3]]}) + "\n",
+    "a_file": "x",
+}
+
+# (arguments, a regex the one error line must match). {d} is the work folder, {mem} a good memory in it.
+CASES = [
+    # --- glong inspect
+    ("inspect {d}/missing.json", "no such file"),
+    ("inspect {d}", "not a file|folder"),
+    ("inspect {d}/empty.json", "empty"),
+    ("inspect {d}/blank.jsonl", "empty"),
+    ("inspect {d}/garbage.json", "invalid JSON|format"),
+    ("inspect {d}/binary.json", "not UTF-8"),
+    ("inspect {d}/latin1.json", "not UTF-8"),
+    ("inspect {d}/deep.json", "nested too deeply|format"),
+    ("inspect {d}/deep.jsonl", "nested too deeply|invalid JSON"),
+    ("inspect {d}/list_of_numbers.json", "format|expected"),
+    ("inspect", "required"),
+    ("inspect a b", "unrecognized"),
+    # --- glong build
+    ("build {d}/missing.json --out {d}/new", "no such file"),
+    ("build {conv}", "required: --out"),
+    ("build {conv} --out {d}/new --gold --conversation nope", "no conversation 'nope'"),
+    ("build {d}/conv_no_sessions.json --out {d}/new --gold", "no sessions"),
+    ("build {d}/conv_empty_session.json --out {d}/new --gold", "no turns|missing key"),
+    ("build {d}/garbage.json --out {d}/new --gold", "invalid JSON|format"),
+    ("build {d}/binary.json --out {d}/new --gold", "not UTF-8"),
+    ("build {d}/deep.json --out {d}/new --gold", "nested too deeply|format"),
+    ("build {conv} --out {d}/new --triples {d}/missing.jsonl", "no such file"),
+    ("build {conv} --out {d}/new --triples {d}/garbage.json", "invalid JSON"),
+    ("build {conv} --out {d}/new --triples {d}/triples_bad_turn.jsonl", "turn id 'nope'"),
+    ("build {conv} --out {d}/new --triples {d}/triples_not_list.jsonl", "'triples' should be a list"),
+    ("build {conv} --out {d}/new --triples {d}/triples_bad_triple.jsonl", "string subject"),
+    ("build {conv} --out {d}/new --triples {d}/triples_weight_str.jsonl", "non-numeric weight"),
+    ("build {conv} --out {d}/new --triples {d}/triples_weight_big.jsonl", r"\[0, 1\]"),
+    ("build {conv} --out {d}/new --triples {d}/triples_weight_nan.jsonl", r"\[0, 1\]|finite"),
+    ("build {conv} --out {d}/new --triples {d}/triples_weights_len.jsonl", "one number per triple"),
+    ("build {conv} --out {d}/new --triples {d}/triples_array_line.jsonl", "JSON object"),
+    ("build {conv} --out {d}/new --triples {d}/empty.json", "empty"),
+    ("build {conv} --out {mem} --triples {d}/triples_other_conv.jsonl", "would replace one with 4 edges"),
+    ("build {conv} --out {d}/a_file --gold", "not a folder"),
+    ("build {conv} --out {d} --gold", "other files and no glong memory"),
+    ("build {conv} --out {d}/new --gold --triples {d}/x.jsonl", "not allowed with"),
+    ("build {conv} --out {d}/new --gold --policy overwrite", "invalid choice"),
+    ("build {conv} --out {d}/new --gold --scope week", "invalid choice"),
+    ("build {conv} --out {d}/new --gold --profile gpt5", "invalid choice"),
+    ("build {d}/locomo_sample_str.json --out {d}/new --gold", "expected a JSON object|format"),
+    # --- glong memory
+    ("memory {d}/missing", "not a folder"),
+    ("memory {d}", "not a glong memory"),
+    ("memory {d}/a_file", "not a folder"),
+    ("memory {mem}/manifest.json", "not a folder"),
+    ("memory", "required"),
+    # --- glong query
+    ("query {d}/missing hello", "not a folder"),
+    ("query {d} hello", "not a glong memory"),
+    ("query {mem} hello --now nan", "not a finite number"),
+    ("query {mem} hello --now inf", "not a finite number"),
+    ("query {mem} hello --now=-inf", "not a finite number"),
+    ("query {mem} hello --now 1e308", "outside"),
+    ("query {mem} hello --now 1e308 --save-access", "outside"),
+    ("query {mem} hello --now abc", "not a number"),
+    ("query {mem} hello --now ''", "not a number|expected one argument"),
+    ("query {mem} hello --k 0", "outside"),
+    ("query {mem} hello --k -3", "outside"),
+    ("query {mem} hello --k 2.5", "not an integer"),
+    ("query {mem} hello --k 1e9999", "not an integer"),
+    ("query {mem} hello --anchors 0", "outside"),
+    ("query {mem} hello --hops -1", "outside"),
+    ("query {mem} hello --hops 99", "outside"),
+    ("query {mem} hello --top-n 0", "outside"),
+    ("query {mem}", "required"),
+    # --- glong eval-retrieval
+    ("eval-retrieval", "one of the arguments"),
+    ("eval-retrieval --probes --locomo x", "not allowed with"),
+    ("eval-retrieval --probes --methods colbert", "unknown method"),
+    ("eval-retrieval --probes --methods bm25 --k 0", "positive integers"),
+    ("eval-retrieval --probes --methods bm25 --k a,b", "integers"),
+    ("eval-retrieval --probes --methods bm25 --k ,", "positive integers"),
+    ("eval-retrieval --probes --methods bm25 --hops 7", "outside"),
+    ("eval-retrieval --probes --methods bm25 --anchors nan", "not an integer"),
+    ("eval-retrieval --probes --methods bm25 --conversations 0", "outside"),
+    ("eval-retrieval --probes --methods bm25 --max-turns -5", "outside"),
+    ("eval-retrieval --probes {d}/missing.jsonl --methods bm25", "no such file"),
+    ("eval-retrieval --probes {d}/probes_bad.jsonl --methods bm25", "missing key"),
+    ("eval-retrieval --probes {d}/binary.json --methods bm25", "not UTF-8"),
+    ("eval-retrieval --probes --methods bm25 --conversations-dir {d}/missing", "no such file|not a"),
+    ("eval-retrieval --probes --methods bm25 --resume", "needs --checkpoint"),
+    ("eval-retrieval --probes --methods bm25 --checkpoint {d}/a_file", "not a glong checkpoint|checkpoint exists"),
+    ("eval-retrieval --probes --methods bm25 --checkpoint {d}/a_file --resume", "not a glong checkpoint"),
+    ("eval-retrieval --probes --methods bm25 --weights heavy", "invalid choice"),
+    ("eval-retrieval --locomo {d}/missing.json --methods bm25", "no such file"),
+    ("eval-retrieval --locomo {d}/locomo_not_list.json --methods bm25", "JSON list"),
+    ("eval-retrieval --locomo {d}/locomo_sample_str.json --methods bm25", "expected a JSON object"),
+    ("eval-retrieval --locomo {d}/locomo_conv_list.json --methods bm25", "'conversation' should be dict"),
+    ("eval-retrieval --locomo {d}/locomo_session_str.json --methods bm25", "'session_1' should be list"),
+    ("eval-retrieval --locomo {d}/locomo_turn_no_text.json --methods bm25", "missing key 'text'"),
+    ("eval-retrieval --locomo {d}/locomo_turn_text_int.json --methods bm25", "'text' should be str"),
+    ("eval-retrieval --locomo {d}/locomo_date_int.json --methods bm25", "date_time' should be str"),
+    ("eval-retrieval --locomo {d}/locomo_date_bad.json --methods bm25", "unreadable date"),
+    ("eval-retrieval --locomo {d}/locomo_qa_dict.json --methods bm25", "'qa' should be list"),
+    ("eval-retrieval --locomo {d}/locomo_qa_str.json --methods bm25", "expected a JSON object"),
+    ("eval-retrieval --locomo {d}/locomo_cat_str.json --methods bm25", "'category' should be int"),
+    ("eval-retrieval --locomo {d}/locomo_cat_9.json --methods bm25", "unknown category"),
+    ("eval-retrieval --locomo {d}/locomo_cat_bool.json --methods bm25", "unknown category"),
+    ("eval-retrieval --locomo {d}/locomo_evidence_str.json --methods bm25", "'evidence' should be a list"),
+    ("eval-retrieval --locomo {d}/locomo_evidence_dicts.json --methods bm25", "'evidence' should be a list"),
+    ("eval-retrieval --locomo {d}/locomo_question_int.json --methods bm25", "'question' should be str"),
+    ("eval-retrieval --locomo {d}/deep.json --methods bm25", "nested too deeply"),
+    # --- glong eval-msc
+    ("eval-msc --msc {d}/missing", "no such file"),
+    ("eval-msc --msc {d}/garbage.json --generator echo", "invalid JSON|format"),
+    ("eval-msc --conversations 0 --generator echo", "outside"),
+    ("eval-msc --turns-per-session -1 --generator echo", "outside"),
+    ("eval-msc --max-sessions 0 --generator echo", "outside"),
+    ("eval-msc --max-new-tokens 0 --generator echo", "outside"),
+    ("eval-msc --price-in nan --generator echo", "not a finite number"),
+    ("eval-msc --price-out -1 --generator echo", "outside"),
+    ("eval-msc --seed -4 --generator echo", "outside"),
+    ("eval-msc --generator openai", "needs --base-url"),
+    ("eval-msc --generator echo --methods telepathy", "invalid choice"),
+    ("eval-msc --generator echo --context-scope week", "invalid choice"),
+    ("eval-msc --generator echo --resume", "needs --checkpoint"),
+    ("eval-msc --generator echo --msc {d}/conv_no_sessions.json", "no sessions"),
+    # --- glong extract / train-extractor / score
+    ("extract {d}/missing.json --out {d}/x.jsonl", "no such file"),
+    ("extract {conv} --out {d}/x.jsonl --batch-size 0", "outside"),
+    ("extract {conv} --out {d}/x.jsonl --sessions 99", "no session"),
+    ("extract {conv} --out {d}/x.jsonl --sessions -1", "outside"),
+    ("extract {d}/binary.json --out {d}/x.jsonl", "not UTF-8"),
+    ("extract {conv}", "required: --out"),
+    ("train-extractor --out {d}/adapter --max-steps 0", "outside"),
+    ("train-extractor --out {d}/adapter --data {d}/missing.jsonl", "no such file"),
+    ("train-extractor --out {d}/adapter --data {d}/garbage.json", "invalid JSON|format"),
+    ("score {d}/missing.jsonl --out {d}/x.jsonl", "no such file"),
+    ("score {d}/extract_rows_missing.jsonl --out {d}/x.jsonl", "missing key 'session'"),
+    ("score {d}/extract_rows_no_triples.jsonl --out {d}/x.jsonl", "no triples to score"),
+    ("score {d}/extract_rows_bad_triple.jsonl --out {d}/x.jsonl", "string subject"),
+    ("score {d}/deep.jsonl --out {d}/x.jsonl", "nested too deeply|missing key"),
+    # --- the command itself
+    ("", "required: COMMAND|the following arguments are required"),
+    ("fly", "invalid choice"),
+    ("notebooks --only 99", "no notebook"),
+]
+
+
+def _tree(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad-inputs")
+    for name, content in FILES.items():
+        (d / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    mem = GraphMemory(encoder=HashEncoder(32))
+    mem.add_triples([Triple("a", "r", "b"), Triple("b", "r", "c"), Triple("c", "r", "d"), Triple("e", "r", "b")],
+                    10.0, session=1)
+    mem.save(d / "mem")
+    return d
+
+
+def test_the_table_is_large_enough():
+    assert len(CASES) >= 100
+
+
+@pytest.mark.parametrize("args, message", CASES, ids=[c[0][:60] for c in CASES])
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(work, args, message, capsys):
+    import re
+    import shlex
+
+    before = _tree(work)
+    argv = [a.format(d=work, mem=work / "mem", conv=CONV) for a in shlex.split(args)]
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's usage errors
+        code = e.code
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert code == 2, (args, captured.err[-500:])
+    assert len(lines) == 1 and "Traceback" not in captured.err, captured.err[-500:]
+    assert re.search(message, lines[0]), lines[0]
+    assert _tree(work) == before, "a file changed"
+
+
+def test_non_utf8_query_is_a_clean_error(work, capsys):
+    query = b"caf\xe9".decode("utf-8", "surrogateescape")  # what Python gives for undecodable argv bytes
+    assert main(["query", str(work / "mem"), query]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not valid text" in err and "\n" not in err
+
+
+def test_json_output_has_no_nan(tmp_path, capsys):
+    """--json output is valid JSON even where a statistic is undefined."""
+    from glong_lib.commands.common import print_table
+
+    print_table({"mean weight": float("nan"), "rows": [float("inf"), 1.0]}, as_json=True)
+    assert json.loads(capsys.readouterr().out) == {"mean weight": None, "rows": [None, 1.0]}
+
+
+def test_build_force_replaces_a_memory_with_an_empty_one(work, tmp_path, capsys):
+    import shutil
+
+    target = tmp_path / "mem"
+    shutil.copytree(work / "mem", target)
+    args = ["build", CONV, "--out", str(target), "--triples", str(work / "triples_other_conv.jsonl")]
+    assert main(args) == 2 and GraphMemory.load(target, encoder=HashEncoder(32)).stats()["edges"] == 4
+    assert main(args + ["--force"]) == 0
+    assert GraphMemory.load(target, encoder=HashEncoder(32)).stats()["edges"] == 0
+    capsys.readouterr()
+    os.sync()
