@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run smoke test bench clean
+.PHONY: setup run smoke test bench mutation clean
 
 setup: $(VENV)/.installed
 
@@ -34,5 +34,9 @@ test: setup
 bench: setup
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
+mutation: setup
+	$(BIN)/pip install --quiet mutmut
+	HYPOTHESIS_PROFILE=mutation $(BIN)/mutmut run; $(BIN)/mutmut results
+
 clean:
-	rm -rf $(VENV) build .pytest_cache
+	rm -rf $(VENV) build .pytest_cache mutants

@@ -15,8 +15,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.testdata import DATA, real_data_dir
+
+# hypothesis: fewer examples under mutation testing (each mutant reruns the property tests)
+settings.register_profile("mutation", max_examples=25, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from glong_lib import extraction as ex
-from glong_lib.loaders import load_conversations
 from glong_lib.evaluation import extraction as EX
+from glong_lib.loaders import load_conversations
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWN = ("f1 exact", "f1 norm", "precision norm", "recall norm", "f1 partial", "fact detection f1",

@@ -4,7 +4,7 @@ Synthetic triples over a fixed vocabulary of entities (about one entity per two 
 hubs), inserted session by session (1,000 edges per ``add_triples`` call). Entity vectors come from
 ``HashEncoder`` (random unit vectors keyed by the string's hash, 384-d like MiniLM), so the numbers
 measure the memory (faiss + networkx + bookkeeping), not the encoder; real MiniLM encoding adds
-about 1.2 ms per new entity on 2 CPU cores (DESIGN.md: ~800 sentences/s).
+about 1.2 ms per new entity on 2 CPU cores (MiniLM encodes about 800 short sentences a second there).
 
     python benchmarks/bench_memory.py                 # 1k, 10k, 100k edges
     python benchmarks/bench_memory.py --sizes 1000 --json

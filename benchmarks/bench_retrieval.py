@@ -37,8 +37,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_memory import BATCH, synthetic  # noqa: E402  (the same synthetic memories as the memory benchmark)
 
-from glong_lib.memory import GraphMemory, HashEncoder  # noqa: E402
 from glong_lib.evaluation.retrieval import METHODS, evaluate_locomo  # noqa: E402
+from glong_lib.memory import GraphMemory, HashEncoder  # noqa: E402
 from glong_lib.retrieval import AssociativeRetriever, PPRRetriever  # noqa: E402
 
 

@@ -23,9 +23,9 @@ from dataclasses import replace
 import numpy as np
 
 from glong_lib import summarizer as S
+from glong_lib.evaluation import summaries as ZE
 from glong_lib.evaluation.salience import evaluate_salience
 from glong_lib.salience import SalienceScorer
-from glong_lib.evaluation import summaries as ZE
 
 
 def parse_args():
@@ -63,7 +63,7 @@ def main() -> None:
     print(f"summarizer {path.name}: {meta['examples']} training pairs, {config.steps} steps, "
           f"trained in {meta['seconds']} s, final loss {meta['loss_curve'][-1] if meta['loss_curve'] else '-'} "
           f"(ready after {time.perf_counter() - start:.0f} s)")
-    train, test = S.split_pairs(S.shipped_summary_pairs(), config.n_test, config.seed)
+    train, test = S.split_summary_pairs(S.shipped_summary_pairs(), config.n_test, config.seed)
     scorer = SalienceScorer(tok, model)
     t0 = time.perf_counter()
     ev = evaluate_salience(scorer, test, seed=config.seed)

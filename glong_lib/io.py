@@ -150,6 +150,19 @@ def save_jsonl(path: PathLike, rows: Iterable[dict]) -> Path:
     return atomic_write_text(path, text)
 
 
+def publish_folder(tmp: PathLike, target: PathLike) -> Path:
+    """Put a finished folder (a trained adapter, a converted model) at ``target``: any previous
+    folder there is removed, then ``tmp`` renamed in, so a half-written artifact never stands at
+    ``target`` (the caches treat a folder at its key as complete). ``tmp`` must be a sibling."""
+    import shutil
+
+    tmp, target = Path(tmp), Path(target)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(tmp, target)
+    fsync_dir(target.parent)
+    return target
+
+
 # --------------------------------------------------------------------------- cache keys
 
 def content_key(*parts: Any, length: int = 12) -> str:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import random
 from pathlib import Path
 from typing import Any, Optional
 
 from .config import BUNDLED_MINILM, BUNDLED_SMOLLM2, Profile, get_profile
+from .io import publish_folder
 
 # --------------------------------------------------------------------------- cache, device, seed
 
@@ -48,15 +48,11 @@ def choose_device(prefer: Optional[str] = None) -> str:
 
 
 def seed_everything(seed: int = 42) -> None:
-    """Seed Python, NumPy and torch (CPU and CUDA) so offline runs repeat exactly."""
-    import numpy as np
-    import torch
+    """Seed Python, NumPy and torch (CPU and CUDA) so offline runs repeat exactly
+    (``transformers.set_seed``, which the Trainer uses too)."""
+    from transformers import set_seed
 
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)
+    set_seed(seed)
 
 
 # --------------------------------------------------------------------------- resolution
@@ -146,8 +142,7 @@ def _convert_smollm2(target: Path) -> Path:
     fresh.generation_config = src.generation_config
     fresh.save_pretrained(tmp)
     tok.save_pretrained(tmp)
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
+    publish_folder(tmp, target)
     return target
 
 

@@ -39,9 +39,13 @@ def list_notebooks(folder: Path = NOTEBOOKS_DIR, only: Optional[Sequence[str]] =
     return books
 
 
-def _strip_machine_paths(path: Path) -> None:
-    """Papermill records absolute input/output paths in the notebook's metadata; keep only the
-    names, so a committed notebook says nothing about the machine that ran it."""
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def clean_outputs(path: Path) -> None:
+    """Make an executed notebook fit to commit: papermill's absolute input/output paths become bare
+    names (a notebook says nothing about the machine that ran it), and progress-bar widgets (their
+    outputs and the saved widget state) are dropped: they render as noise outside a live kernel."""
     import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
@@ -49,6 +53,10 @@ def _strip_machine_paths(path: Path) -> None:
     for key in ("input_path", "output_path"):
         if key in meta:
             meta[key] = Path(meta[key]).name
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.get("outputs", []) if WIDGET_MIME not in o.get("data", {})]
     nbformat.write(nb, str(path))
 
 
@@ -82,7 +90,7 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
         start = time.perf_counter()
         pm.execute_notebook(str(book), str(target), parameters=params, cwd=str(book.parent),
                             kernel_name="python3", progress_bar=False, log_output=False)
-        _strip_machine_paths(target)
+        clean_outputs(target)
         runs.append(NotebookRun(book.name, time.perf_counter() - start, target))
         log(f"{book.name:<45} {runs[-1].seconds:7.1f} s")
     log(f"{'total':<45} {sum(r.seconds for r in runs):7.1f} s")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import shutil
 import time
@@ -29,7 +28,7 @@ from typing import Optional, Sequence, Union
 
 from .config import SUITE_SUMMARIZER, Profile, get_profile
 from .errors import DataError
-from .io import data_path
+from .io import data_path, publish_folder
 from .loaders import load_summary_pairs
 from .models import cache_dir, choose_device, minilm_path, resolve_model, seed_everything
 from .schema import SummaryPair, Triple
@@ -80,10 +79,10 @@ def real_summary_pairs(folder: Path) -> list[SummaryPair]:
     return load_summary_pairs(folder / "samsum_test_819.json") + load_summary_pairs(folder / "dialogsum_dev.jsonl")
 
 
-def split_pairs(pairs: Sequence[SummaryPair], n_test: int = 30, seed: int = 42) -> tuple[list, list]:
+def split_summary_pairs(pairs: Sequence[SummaryPair], n_test: int = 30, seed: int = 42) -> tuple[list, list]:
     """Seeded (train, test) split; the test side keeps only pairs with gold triples.
 
-    >>> tr, te = split_pairs([SummaryPair(str(i), "d", "s") for i in range(5)], n_test=2)
+    >>> tr, te = split_summary_pairs([SummaryPair(str(i), "d", "s") for i in range(5)], n_test=2)
     >>> len(tr), len(te)
     (5, 0)
     """
@@ -242,8 +241,7 @@ def train_summarizer(config: SummarizerConfig, examples, out_dir: Path, progress
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
     (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.replace(tmp, out_dir)
+    publish_folder(tmp, out_dir)
     return meta
 
 
@@ -251,7 +249,7 @@ def offline_summarizer_dir(smoke: bool = False, config: Optional[SummarizerConfi
                            real_data: Optional[Path] = None, progress: bool = True) -> Path:
     """The cached offline summarizer's folder, training it first when missing."""
     config = config or (SMOKE_CONFIG if smoke else DEFAULT_CONFIG)
-    train, _ = split_pairs(shipped_summary_pairs(), config.n_test, config.seed)
+    train, _ = split_summary_pairs(shipped_summary_pairs(), config.n_test, config.seed)
     examples = training_examples(train, config.inputs, config.permutations, config.seed)
     if real_data is not None:
         examples += training_examples(real_summary_pairs(real_data), ["dialogue"])

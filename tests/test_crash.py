@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+from testdata import DATA
 
 from glong_lib.memory import GraphMemory, HashEncoder
-
-from testdata import DATA
 
 HERE = Path(__file__).parent
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from testdata import DATA
+from testdata import DATA, examples
 
 import glong_lib.extraction as ex
 import glong_lib.viz.extraction as vx
@@ -75,7 +75,7 @@ def test_parser_empty_list_is_parseable():
     assert ex.parse_output("  []  and nothing else").ok
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text())
 def test_parser_never_raises(text):
     result = ex.parse_output(text)
@@ -100,7 +100,7 @@ def _check_result(result):
         assert list(t) == ["subject", "relation", "object"] and all(isinstance(v, str) and v for v in t.values())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_JSONISH)
 def test_parser_handles_json_like_noise_without_the_safety_net(text):
     """The unguarded parser (no catch-all) on noise: no exception, well-formed triples, fast."""
@@ -109,7 +109,7 @@ def test_parser_handles_json_like_noise_without_the_safety_net(text):
     assert time.perf_counter() - start < 0.5
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_NESTED, st.integers(min_value=0, max_value=40))
 def test_parser_is_fast_on_nested_values_and_their_truncations(value, cut):
     """Nested objects with non-triple keys (what made the old collector exponential), whole and
@@ -141,7 +141,7 @@ def _first_seen(triples):
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(_TRIPLE, max_size=5), st.sampled_from([None, 2]), st.booleans())
 def test_valid_json_round_trips(triples, indent, ascii_only):
     text = json.dumps(triples, indent=indent, ensure_ascii=ascii_only)
@@ -150,7 +150,7 @@ def test_valid_json_round_trips(triples, indent, ascii_only):
     assert result.triples == _first_seen(triples)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(_TRIPLE, max_size=3))
 def test_format_target_round_trips(triples):
     assert ex.parse_triples(ex.format_target(triples)) == _first_seen(triples)

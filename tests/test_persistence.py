@@ -182,6 +182,12 @@ def _index(d: Path) -> Path:
     return d / _files(d)["index"]["name"]
 
 
+def _swap_nodes(data: bytes) -> bytes:
+    state = json.loads(data)
+    state["nodes"][0], state["nodes"][1] = state["nodes"][1], state["nodes"][0]
+    return json.dumps(state, ensure_ascii=False, indent=1).encode()
+
+
 def _manifest(d: Path, change) -> None:
     m = json.loads((d / "manifest.json").read_text())
     change(m)
@@ -208,6 +214,8 @@ CORRUPTIONS = {
                                        "checksum"),
     "missing index": (lambda d: _index(d).unlink(), "missing index file"),
     "truncated index": (lambda d: _index(d).write_bytes(_index(d).read_bytes()[:50]), "truncated or changed"),
+    "swapped node order, not re-signed": (lambda d: _meta(d).write_bytes(_swap_nodes(_meta(d).read_bytes())),
+                                          "checksum|truncated or changed"),
     "missing key": (lambda d: _edit_state(d, lambda m: m.pop("edges")), "'edges'"),
     "weight is a string": (lambda d: _edit_state(d, lambda m: m["edges"][0].update(weight="0.5")), "'weight'"),
     "weight is null": (lambda d: _edit_state(d, lambda m: m["edges"][0].update(weight=None)), "'weight'"),

@@ -225,7 +225,7 @@ def test_offline_smoke_summarizer_trains_caches_and_scores(tmp_path, monkeypatch
     assert Z.offline_summarizer_dir(smoke=True) == path  # cached: same folder, no retraining
     assert f"{Z.SMOKE_CONFIG.steps}steps" in path.name  # smoke artifacts never stand in for the default
     scorer = S.load_scorer(get_profile("offline").smoke(), max_new_tokens=8)
-    _, test = Z.split_pairs(Z.shipped_summary_pairs())
+    _, test = Z.split_summary_pairs(Z.shipped_summary_pairs())
     ev = SE.evaluate_salience(scorer, test[:3], progress=False)
     assert len(ev.labels) == sum(len(p.triples) for p in test[:3])
     assert {r["method"] for r in ev.auc_table()} >= {"summarizer attention", "uniform", "random (mean of 200 draws)", "length only"}
@@ -235,8 +235,8 @@ def test_split_is_seeded_and_disjoint():
     from glong_lib import summarizer as Z
 
     pairs = Z.shipped_summary_pairs()
-    train, test = Z.split_pairs(pairs, n_test=30, seed=42)
-    again = Z.split_pairs(pairs, n_test=30, seed=42)[1]
+    train, test = Z.split_summary_pairs(pairs, n_test=30, seed=42)
+    again = Z.split_summary_pairs(pairs, n_test=30, seed=42)[1]
     assert [p.id for p in test] == [p.id for p in again] and len(test) == 30
     assert not {p.id for p in train} & {p.id for p in test}
     assert len(train) + len(test) == len(pairs)

@@ -12,3 +12,9 @@ DATA = ROOT / "data"
 def real_data_dir() -> Path | None:
     value = os.environ.get("GLONG_REAL_DATA")
     return Path(value) if value and Path(value).is_dir() else None
+
+
+def examples(n: int) -> int:
+    """Hypothesis examples for a property test: ``n``, or a few under mutation testing (each
+    mutant reruns the tests; ``HYPOTHESIS_PROFILE=mutation``)."""
+    return min(n, 25) if os.environ.get("HYPOTHESIS_PROFILE") == "mutation" else n

@@ -11,6 +11,9 @@ from ..io import Checkpoint, data_path
 from ..memory.persistence import MAX_ABS_TIME_S
 from .common import add_profile_option, number, print_table
 
+#: What ``--probes`` given alone stands for (argparse needs a value that differs from "not given").
+SHIPPED = "(the shipped probes)"
+
 
 def register(sub) -> None:
     q = sub.add_parser("query", help="retrieve the top-K triples of a saved memory for an utterance")
@@ -31,7 +34,7 @@ def register(sub) -> None:
     e = sub.add_parser("eval-retrieval", help="evidence Recall@k and MRR of G-Long and the baselines")
     src = e.add_mutually_exclusive_group(required=True)
     src.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json layout)")
-    src.add_argument("--probes", nargs="?", type=Path, const="shipped",
+    src.add_argument("--probes", nargs="?", const=SHIPPED,
                      help="retrieval probes JSONL (default: the shipped data/probes.jsonl)")
     e.add_argument("--conversations-dir", type=Path, default=None,
                    help="the conversations the probes refer to (default: the shipped samples)")
@@ -160,7 +163,7 @@ def run_eval(args) -> int:
             from ..salience import load_scorer
 
             scorer = load_scorer(args.profile)
-        result = evaluate_probes(load_probes(data_path("probes.jsonl") if args.probes == "shipped" else args.probes), load_conversations(args.conversations_dir or data_path("conversations")), encoder,
+        result = evaluate_probes(load_probes(data_path("probes.jsonl") if args.probes == SHIPPED else Path(args.probes)), load_conversations(args.conversations_dir or data_path("conversations")), encoder,
                                  methods, ks, scorer=scorer, glong_params=params, checkpoint=checkpoint)
     if args.json:
         print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks)}, as_json=True)

@@ -343,8 +343,9 @@ def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversat
                         "memory_input": int(getattr(agent, "memory_prompt_tokens", 0) - before[0]),
                         "memory_output": int(getattr(agent, "memory_completion_tokens", 0) - before[1]),
                         "wall_s": time.perf_counter() - start}
-                if checkpoint is not None:
-                    checkpoint.add(key, _jsonable(unit))
+                if checkpoint is not None:  # stored as JSON; fresh and resumed units then look alike
+                    unit = json.loads(json.dumps(unit, default=_jsonable))
+                    checkpoint.add(key, unit)
             records.extend(unit["records"])
             memory[name]["input"] += unit["memory_input"]
             memory[name]["output"] += unit["memory_output"]

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from ..errors import DataError
 from ..extraction import extract_conversation
-from ..io import Checkpoint
+from ..io import Checkpoint, atomic_write_json, content_key
 from ..loaders import load_locomo
 from ..memory import build_memory
 from ..models import cache_dir
@@ -311,9 +311,8 @@ def truncate_conversation(conv: Conversation, max_turns: Optional[int]) -> Conve
 def extraction_cache_path(conv: Conversation, extractor_name: str) -> Path:
     """Where one conversation's extracted triples are cached, keyed by everything that changes them
     (conversation id, its turn texts, the extractor)."""
-    import hashlib
 
-    digest = hashlib.sha256("\n".join(turn_line(t) for t in conv.turns()).encode()).hexdigest()[:12]
+    digest = content_key([turn_line(t) for t in conv.turns()])
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{conv.id}-{extractor_name}")
     return cache_dir("retrieval", "extracted") / f"{safe}-{digest}.json"
 
@@ -332,9 +331,7 @@ def extracted_triples(conv: Conversation, extractor, extractor_name: Optional[st
     if path.is_file():
         return [Triple.from_dict(d) for d in json.loads(path.read_text())]
     triples = extract_conversation(conv, extractor)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps([t.to_dict() for t in triples]))
-    tmp.replace(path)  # atomic: a half-written cache never stands in for a full one
+    atomic_write_json(path, [t.to_dict() for t in triples], indent=None)  # never a half-written cache
     return triples
 
 

@@ -53,13 +53,12 @@ def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
     >>> auc([0.5, 0.5], [1, 0])
     0.5
     """
-    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
-    pos, neg = s[y], s[~y]
-    if len(pos) == 0 or len(neg) == 0:
+    from sklearn.metrics import roc_auc_score  # the maintained implementation (rank-based, ties half)
+
+    y = np.asarray(labels, dtype=bool)
+    if y.all() or not y.any():
         raise DataError("AUC needs at least one positive and one negative label")
-    greater = (pos[:, None] > neg[None, :]).sum()
-    ties = (pos[:, None] == neg[None, :]).sum()
-    return float((greater + 0.5 * ties) / (len(pos) * len(neg)))
+    return float(roc_auc_score(y, np.asarray(scores, dtype=float)))
 
 
 def rank_agreement(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:

@@ -6,24 +6,24 @@ from typing import Sequence
 
 from ..schema import SummaryPair
 from ..summarizer import training_examples
-from .metrics import rouge_l as one_rouge_l
+from .metrics import rouge_l
 
 # --------------------------------------------------------------------------- ROUGE
 
-def rouge_l(hypotheses: Sequence[str], references: Sequence[str]) -> float:
-    """Mean ROUGE-L F1 over pairs (``glong_lib.evaluation.rouge_l`` on each).
+def mean_rouge_l(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Mean ROUGE-L F1 over pairs (``evaluation.metrics.rouge_l`` on each).
 
-    >>> round(rouge_l(["maya moves to denver"], ["Maya moves to Denver."]), 3)
+    >>> round(mean_rouge_l(["maya moves to denver"], ["Maya moves to Denver."]), 3)
     1.0
     """
-    scores = [one_rouge_l(h, r) for h, r in zip(hypotheses, references)]
+    scores = [rouge_l(h, r) for h, r in zip(hypotheses, references)]
     return sum(scores) / max(1, len(scores))
 
 
 def best_fixed_summary(train: Sequence[SummaryPair], limit: int = 60) -> str:
     """The baseline sentence: the training summary with the best mean ROUGE-L against the others."""
     pool = [p.summary for p in train][:limit]
-    return max(pool, key=lambda s: rouge_l([s] * len(pool), pool))
+    return max(pool, key=lambda s: mean_rouge_l([s] * len(pool), pool))
 
 
 def generate_summaries(tokenizer, model, sources: Sequence[str], num_beams: int = 4, max_new_tokens: int = 48,
@@ -50,9 +50,9 @@ def rouge_report(tokenizer, model, test: Sequence[SummaryPair], train: Sequence[
     fixed sentence from the training summaries."""
     refs = [p.summary for p in test]
     fixed = best_fixed_summary(train)
-    rows = [{"summarizer input": "fixed sentence (baseline)", "ROUGE-L": round(rouge_l([fixed] * len(refs), refs), 3)}]
+    rows = [{"summarizer input": "fixed sentence (baseline)", "ROUGE-L": round(mean_rouge_l([fixed] * len(refs), refs), 3)}]
     for name in inputs:
         sources = [s for s, _ in training_examples(test, [name])]
         hyps = generate_summaries(tokenizer, model, sources, progress=progress)
-        rows.append({"summarizer input": name, "ROUGE-L": round(rouge_l(hyps, refs), 3)})
+        rows.append({"summarizer input": name, "ROUGE-L": round(mean_rouge_l(hyps, refs), 3)})
     return rows

@@ -17,7 +17,7 @@ from .parsing import FIELDS as _FIELDS
 PROMPT_VERSION = 1
 
 #: The instruction (system message). Short on purpose: on a CPU the prompt's tokens dominate the
-#: cost of every training step and every generation (the paper's wording is in PAPER.md, App. B).
+#: cost of every training step and every generation (the paper's wording: Appendix B of arXiv 2606.13115).
 #: The first version ("Extract (subject, relation, object) triplets from the text. Answer with ...")
 #: made a training example 97 tokens on average; this one makes it 82.
 SYSTEM_PROMPT = 'Answer with a JSON list of {"subject", "relation", "object"} triplets, or [] if none.'

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -14,7 +12,7 @@ from typing import Any, Optional, Sequence, Union
 
 from ..config import BUNDLED_SMOLLM2, Profile, get_profile
 from ..errors import DataError
-from ..io import PathLike
+from ..io import PathLike, publish_folder
 from ..models import cache_dir, causal_lm_path, choose_device, seed_everything
 from ..schema import TriplePair
 from .prompt import (
@@ -232,9 +230,7 @@ def _save_adapter(model, tok, log: dict, target: Path) -> None:
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
     (tmp / "training.json").write_text(json.dumps(log, indent=1, default=str))
-    if target.exists():
-        shutil.rmtree(target)
-    os.replace(tmp, target)
+    publish_folder(tmp, target)
 
 
 
