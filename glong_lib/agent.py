@@ -37,7 +37,7 @@ from .generation import MEMORY_HEADER, build_prompt, clean_reply, fit_prompt
 from .memory import GraphMemory
 from .models import load_encoder
 from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever
-from .salience import load_scorer, score_conversation
+from .salience import SCOPES, load_scorer, with_weights
 from .schema import Conversation, MemoryEdge, Session, Triple, Turn
 from .text import turn_line
 
@@ -223,6 +223,10 @@ class TripleSource:
     offline); ``mode="model"`` runs the fine-tuned extractor (``extraction.extract_conversation``).
     Either way the salience scorer (Eq. 1-3) weighs them when ``score`` is true; otherwise every
     weight is 1 (then the importance term cannot reorder anything).
+
+    ``scope`` is Eq. 3's maximum: ``"session"`` (the paper: each session's own) or ``"dialogue"``
+    (the reference code: the largest raw score of every session of the conversation seen so far,
+    so a session that drew less attention keeps weights below 1). Sessions arrive in order.
     """
 
     def __init__(self, mode: str = "gold", extractor=None, scorer=None, score: bool = True,
@@ -231,7 +235,10 @@ class TripleSource:
             raise DataError(f"unknown triple source '{mode}' (choose gold or model)")
         self.mode, self.score, self.profile, self.scope = mode, score, get_profile(profile), scope
         self._extractor, self._scorer = extractor, scorer
+        if scope not in SCOPES:
+            raise DataError(f"unknown scope '{scope}' (choose from {', '.join(SCOPES)})")
         self._cache: dict[tuple[str, int], list[Triple]] = {}
+        self._dialogue_max: dict[str, float] = {}
 
     @property
     def extractor(self):
@@ -255,7 +262,12 @@ class TripleSource:
             else:
                 triples = extract_conversation(conversation, self.extractor, sessions=[session.index])
             if self.score and triples:
-                triples = score_conversation(triples, self.scorer, scope=self.scope)
+                raw = self.scorer.score(triples).raw
+                top = float(max(raw))
+                if self.scope == "dialogue":
+                    top = max(top, self._dialogue_max.get(conversation.id, 0.0))
+                    self._dialogue_max[conversation.id] = top
+                triples = with_weights(triples, raw, top)
             self._cache[key] = triples
         return self._cache[key]
 

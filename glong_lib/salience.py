@@ -188,9 +188,14 @@ class SalienceScorer:
 
     @torch.no_grad()
     def cross_attention(self, input_ids: torch.Tensor, summary_ids: torch.Tensor) -> torch.Tensor:
-        """Teacher-forced pass over the summary; the LAST decoder layer's cross-attention (H, M, N)."""
+        """Teacher-forced pass over the summary; the LAST decoder layer's cross-attention (H, M, N).
+
+        ``summary_ids`` is what ``generate`` returns: the decoder start token, then the M summary
+        tokens y_1..y_M. The decoder reads it shifted right (all but the last id), so row j is the
+        step that writes y_{j+1}: exactly M rows, one per summary token (Eq. 2 sums over j = 1..M).
+        """
         out = self.model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
-                         decoder_input_ids=summary_ids[None], output_attentions=True)
+                         decoder_input_ids=summary_ids[None, :-1], output_attentions=True)
         if not out.cross_attentions or out.cross_attentions[-1] is None:
             raise RuntimeError("the model returned no cross-attention: load it with attn_implementation='eager'")
         return out.cross_attentions[-1][0]
@@ -209,7 +214,8 @@ class SalienceScorer:
         return SalienceResult(
             triples=list(triples), raw=raw.numpy(), weights=weights.numpy(),
             summary=tok.decode(summary_ids, skip_special_tokens=True).strip(), input_text=text,
-            input_tokens=tok.convert_ids_to_tokens(ids), summary_tokens=tok.convert_ids_to_tokens(summary_ids.tolist()),
+            input_tokens=tok.convert_ids_to_tokens(ids),
+            summary_tokens=tok.convert_ids_to_tokens(summary_ids[1:].tolist()),  # y_1..y_M, one per row
             spans=spans, attention=A.numpy(), head_attention=heads.permute(0, 2, 1).numpy(), truncated=truncated)
 
 
@@ -273,6 +279,16 @@ def load_scorer(profile: Union[str, Profile] = "offline", **kwargs) -> SalienceS
 
 
 # --------------------------------------------------------------------------- conversations
+
+def with_weights(triples: Sequence[Triple], raw: Sequence[float], maximum: float) -> list[Triple]:
+    """Copies of ``triples`` whose ``.weight`` is Eq. 3 with the given maximum (``raw / maximum``).
+
+    >>> [t.weight for t in with_weights([Triple("a", "r", "b"), Triple("c", "r", "d")], [0.5, 1.0], 2.0)]
+    [0.25, 0.5]
+    """
+    weights = normalise_by_max(torch.tensor(np.asarray(raw, dtype=np.float64)), maximum=maximum).numpy()
+    return [replace(t, weight=float(w)) for t, w in zip(triples, weights)]
+
 
 def score_conversation(triples: Sequence[Triple], scorer, scope: str = "session") -> list[Triple]:
     """Copies of ``triples`` with ``.weight`` set, each session scored on its own.

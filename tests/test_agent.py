@@ -164,3 +164,35 @@ def test_glong_on_a_sample_conversation(sample_dir):
     assert len(agent.memory.edge_ids()) + agent.memory.skipped == gold
     reply = agent.respond(conv.sessions[2].turns[0].text, [], conv.sessions[2].turns[0].time_s)
     assert len(reply.memories) == 3 and reply.prompt_tokens > 0
+
+
+class _FixedScorer:
+    """Raw Eq. 2 scores chosen by hand: session 1's triples score 2.0 and 1.0, session 2's 0.5 and 0.25."""
+
+    def score(self, triples):
+        from types import SimpleNamespace
+
+        import numpy as np
+
+        table = {"s1a": 2.0, "s1b": 1.0, "s2a": 0.5, "s2b": 0.25}
+        return SimpleNamespace(raw=np.array([table[t.object] for t in triples]))
+
+
+def _two_sessions() -> Conversation:
+    def turn(i, obj):
+        return Turn(f"S{i}:{obj}", "Maya", f"fact {obj}", [Triple("Maya", "like", obj)])
+    return Conversation("two", ["Maya", "Leo"], [Session(1, [turn(1, "s1a"), turn(1, "s1b")]),
+                                                 Session(2, [turn(2, "s2a"), turn(2, "s2b")])])
+
+
+@pytest.mark.parametrize("scope, second", [("session", [1.0, 0.5]), ("dialogue", [0.25, 0.125])])
+def test_triple_source_scopes_differ_where_they_must(scope, second):
+    """Eq. 3 over the session (paper) vs over every session seen so far (reference code): the
+    second session's weights are 0.5/0.5, 0.25/0.5 under one and 0.5/2, 0.25/2 under the other."""
+    conv = _two_sessions()
+    source = TripleSource("gold", scorer=_FixedScorer(), scope=scope)
+    first = [t.weight for t in source.session_triples(conv, conv.sessions[0])]
+    assert first == [1.0, 0.5]
+    assert [t.weight for t in source.session_triples(conv, conv.sessions[1])] == second
+    with pytest.raises(DataError, match="unknown scope"):
+        TripleSource("gold", scope="week")

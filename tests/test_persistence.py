@@ -9,7 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from testdata import DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from testdata import DATA, examples
 
 from glong_lib.errors import DataError
 from glong_lib.loaders import load_conversation
@@ -268,3 +270,32 @@ def test_a_permission_error_while_saving_is_a_one_line_data_error(tmp_path, monk
         chain().save(tmp_path / "m")
     monkeypatch.undo()
     assert "\n" not in str(info.value) and load(tmp_path / "m").stats()["edges"] == 4
+
+
+_NAME = st.text(alphabet="abcdefgh ", min_size=1, max_size=6).map(str.strip).filter(bool)
+_TRIPLES = st.lists(st.tuples(_NAME, st.sampled_from(["like", "live_in_general", "has_pet"]), _NAME,
+                              st.floats(min_value=0.0, max_value=1.0), st.integers(min_value=1, max_value=4)),
+                    max_size=25)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(_TRIPLES, st.sampled_from(["append", "supersede"]), st.integers(min_value=0, max_value=3))
+def test_save_load_round_trip_property(tmp_path_factory, rows, policy, touches):
+    """Any memory (random triples, weights, sessions, policy, accesses) loads back exactly, and
+    saving what was loaded gives the same bytes."""
+    mem = GraphMemory(encoder=HashEncoder(16), policy=policy)
+    for i, (s, r, o, w, session) in enumerate(rows):
+        mem.add_triples([Triple(s, r, o, weight=w)], float(100 * session + i), session=session)
+    if mem.edge_ids():
+        mem.touch(mem.edge_ids()[:touches], 5000.0)
+    folder = tmp_path_factory.mktemp("rt") / "m"
+    mem.save(folder)
+    back = GraphMemory.load(folder, encoder=HashEncoder(16))
+    assert back.to_json() == mem.to_json()
+    if mem.index is not None:
+        assert np.array_equal(back.entity_vectors(), mem.entity_vectors())
+    again = folder.parent / "again"
+    back.save(again)
+    assert sorted(p.name for p in again.iterdir()) == sorted(p.name for p in folder.iterdir())
+    for p in folder.iterdir():
+        assert (again / p.name).read_bytes() == p.read_bytes()

@@ -189,6 +189,9 @@ def test_scorer_on_random_t5_invariants(minilm_tok):
     res = scorer.score(triples)
     n, m = res.attention.shape
     assert n == len(res.input_tokens) and m == len(res.summary_tokens)
+    # Eq. 2 sums exactly the M summary-token rows: generate() returned the start token + M tokens
+    ids = scorer.summarise(torch.tensor([scorer.encode(triples)[1]]))
+    assert m == len(ids) - 1 and 3 <= m <= 6
     assert res.head_attention.shape == (4, n, m)
     assert np.allclose(res.head_attention.mean(axis=0), res.attention, atol=1e-6)  # Eq. 1
     assert res.raw.sum() == pytest.approx(m, rel=1e-4)  # each summary token spreads mass 1 over the triples

@@ -28,6 +28,8 @@ def register(sub) -> None:
                    help="G-Long's triples: gold (stored with the samples), model (the extractor), "
                         "auto = gold when every conversation has them")
     p.add_argument("--no-salience", action="store_true", help="weights 1.0 instead of the salience scorer (Eq. 1-3)")
+    p.add_argument("--scope", choices=("session", "dialogue"), default="session",
+                   help="Eq. 3's maximum: each session's (paper) or every session's so far (reference code)")
     p.add_argument("--generator", choices=("local", "openai", "echo"), default="local",
                    help="local chat model (profile's), an OpenAI-compatible endpoint, or echo (no model: "
                         "replies with the top memory; for pipeline checks)")
@@ -76,7 +78,7 @@ def run(args) -> int:
     mode = args.triples
     if mode == "auto":
         mode = "gold" if all(any(t.triples for t in c.turns()) for c in convs) else "model"
-    source = TripleSource(mode, score=not args.no_salience, profile=args.profile)
+    source = TripleSource(mode, score=not args.no_salience, profile=args.profile, scope=args.scope)
     agents = make_agents(build_generator(args), args.methods, source=source, memory_format=args.memory_format)
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
                        else "gpt-4o-mini")

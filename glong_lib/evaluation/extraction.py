@@ -10,6 +10,7 @@ from ..errors import DataError
 from ..extraction.inference import Extraction, TripleExtractor
 from ..schema import Conversation, Triple, TriplePair, Turn
 from ..text import normalise_relation, normalise_text
+from .metrics import prf  # noqa: F401  (re-exported)
 
 
 def triple_key(t: Triple, normalised: bool = False) -> tuple[str, str, str]:
@@ -70,18 +71,6 @@ def fact_detection(pred: Sequence[Sequence[Triple]], gold: Sequence[Sequence[Tri
     said = [bool(p) for p in pred]
     true = [bool(g) for g in gold]
     return prf(sum(s and t for s, t in zip(said, true)), sum(said), sum(true))
-
-
-def prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
-    """Precision, recall and F1 from counts (0 where undefined).
-
-    >>> prf(2, 4, 3)
-    {'precision': 0.5, 'recall': 0.6667, 'f1': 0.5714}
-    """
-    p = tp / n_pred if n_pred else 0.0
-    r = tp / n_gold if n_gold else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return {"precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4)}
 
 
 def score_triples(pred: Sequence[Sequence[Triple]], gold: Sequence[Sequence[Triple]],

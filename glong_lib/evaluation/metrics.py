@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from ..errors import DataError
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 BLEU_KEYS = ("b1", "b2", "b3", "b4")
@@ -59,4 +63,269 @@ def score_reply(hyp: str, ref: str) -> dict[str, float]:
     return {**bleu_scores(hyp, ref), "rougeL": rouge_l(hyp, ref)}
 
 
+# --------------------------------------------------------------------------- ranking, detection, AUC
 
+def unique_turns(turn_ids: Sequence[Optional[str]]) -> list[Optional[str]]:
+    """Collapse repeated source turns to their first rank (an item with no turn keeps its rank).
+
+    >>> unique_turns(["S1:2", "S1:2", None, "S2:1", "S1:2"])
+    ['S1:2', None, 'S2:1']
+    """
+    seen, out = set(), []
+    for t in turn_ids:
+        if t is None:
+            out.append(None)
+        elif t not in seen:
+            seen.add(t)
+            out.append(t)
+    return out
+
+
+def recall_at_k(ranked_turns: Sequence[Optional[str]], evidence: Sequence[str], k: int) -> float:
+    """Fraction of the evidence turns found among the first ``k`` (collapsed) ranks.
+
+    >>> recall_at_k(["S1:1", "S1:3", "S2:4"], ["S2:4", "S3:1"], 3)
+    0.5
+    >>> recall_at_k(["S1:1", "S1:3", "S2:4"], ["S2:4"], 2)
+    0.0
+    """
+    gold = set(evidence)
+    if not gold:
+        raise DataError("a question with no evidence turns cannot be scored")
+    return len(gold & set(ranked_turns[:k])) / len(gold)
+
+
+def reciprocal_rank(ranked_turns: Sequence[Optional[str]], evidence: Sequence[str]) -> float:
+    """1 / rank of the first evidence turn (0 when none was retrieved).
+
+    >>> reciprocal_rank(["S1:1", "S1:3", "S2:4"], ["S2:4", "S1:3"])
+    0.5
+    """
+    gold = set(evidence)
+    for rank, t in enumerate(ranked_turns, start=1):
+        if t in gold:
+            return 1.0 / rank
+    return 0.0
+
+
+def prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
+    """Precision, recall and F1 from counts (0 where undefined).
+
+    >>> prf(2, 4, 3)
+    {'precision': 0.5, 'recall': 0.6667, 'f1': 0.5714}
+    """
+    p = tp / n_pred if n_pred else 0.0
+    r = tp / n_gold if n_gold else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return {"precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4)}
+
+
+def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """Area under the ROC curve: the chance a positive outranks a negative (ties count half).
+
+    >>> auc([0.9, 0.8, 0.3, 0.1], [1, 0, 1, 0])
+    0.75
+    >>> auc([0.5, 0.5], [1, 0])
+    0.5
+    """
+    from sklearn.metrics import roc_auc_score  # the maintained implementation (rank-based, ties half)
+
+    y = np.asarray(labels, dtype=bool)
+    if y.all() or not y.any():
+        raise DataError("AUC needs at least one positive and one negative label")
+    return float(roc_auc_score(y, np.asarray(scores, dtype=float)))
+
+
+def bootstrap_auc(scores: Sequence[float], labels: Sequence[bool], n: int = 500, seed: int = 42) -> tuple[float, float]:
+    """95% interval of the AUC over ``n`` seeded resamples of the triples (how noisy the number is)."""
+    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(n):
+        idx = rng.integers(0, len(s), len(s))
+        if y[idx].all() or not y[idx].any():
+            continue
+        values.append(auc(s[idx], y[idx]))
+    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
+
+
+# --------------------------------------------------------------------------- the paper's scale (nlg-eval)
+#
+# The paper reports BLEU from the nlg-eval toolkit, which scores with the COCO caption code
+# (pycocoevalcap's ``Bleu(4).compute_score``): one corpus-level BLEU over all replies, no smoothing,
+# tokens = whitespace-separated words of the stripped strings. ``bleu_scores`` above is the smoothed
+# sentence-level variant (NLTK, method 1, our tokenizer, lower-cased); its mean over replies is a
+# different number. The helpers after it say how sure a difference between two systems is.
+
+_BLEU_TINY = 1e-15  # pycocoevalcap's ``tiny``: added to each order's match count
+_BLEU_SMALL = 1e-9  # pycocoevalcap's ``small``: added to each order's n-gram total and to the reference length
+
+
+def _nlgeval_pairs(hypotheses: Sequence[str],
+                   references: Sequence[str | Sequence[str]]) -> list[tuple[str, list[str]]]:
+    """Check the corpus and pair each hypothesis with its list of references (a string is one reference)."""
+    if isinstance(hypotheses, str) or isinstance(references, str):
+        raise DataError("corpus BLEU takes one hypothesis and one reference set per reply, not a single string")
+    if len(hypotheses) != len(references):
+        raise DataError(f"corpus BLEU got {len(hypotheses)} hypotheses but {len(references)} reference sets")
+    if not hypotheses:
+        raise DataError("corpus BLEU needs at least one hypothesis-reference pair")
+    pairs = []
+    for i, (hyp, ref) in enumerate(zip(hypotheses, references)):
+        refs = [ref] if isinstance(ref, str) else list(ref)
+        if not isinstance(hyp, str):
+            raise DataError(f"hypothesis {i} is a {type(hyp).__name__}, not a string")
+        if not refs:
+            raise DataError(f"reply {i} has no reference")
+        if not all(isinstance(r, str) for r in refs):
+            raise DataError(f"reply {i} has a reference that is not a string")
+        pairs.append((hyp, refs))
+    return pairs
+
+
+def _ngrams(words: list[str], n: int):
+    """How often each n-gram (a tuple of ``n`` words) occurs in ``words``."""
+    from collections import Counter
+
+    return Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
+
+
+def corpus_bleu_nlgeval(hypotheses: Sequence[str],
+                        references: Sequence[str | Sequence[str]]) -> dict[str, float]:
+    """Corpus BLEU-1..4 exactly as nlg-eval reports it (pycocoevalcap's ``Bleu(4)``, option "closest").
+
+    ``references[i]`` is the gold reply of ``hypotheses[i]`` (a string) or several gold replies (a list).
+    Text is split on whitespace and nothing else: no lower-casing, punctuation stays glued to its word
+    (``"mat."`` is not ``"mat"``), so pass the strings exactly as the paper's pipeline would.
+
+    For each order n = 1..4, over the whole corpus:
+
+    * ``correct[n]``: n-gram matches, each hypothesis n-gram counted at most as often as it occurs in
+      the one reference where it is most frequent (clipping), summed over all replies;
+    * ``guess[n]``: n-grams in the hypotheses, ``max(0, len - n + 1)`` each, summed;
+    * the reference length of a reply is the one closest to its hypothesis length (the shorter on a tie);
+      the brevity penalty ``exp(1 - ref_len / hyp_len)`` applies when the corpus' hypotheses are shorter.
+
+    BLEU-n = (p_1 * ... * p_n) ** (1/n) * penalty with p_k = (correct_k + 1e-15) / (guess_k + 1e-9): no
+    smoothing, but the tiny constants make an order with no match give a tiny positive score, not 0.
+
+    By hand, one reply, 6 words each, so no brevity penalty:
+    unigrams ``the the cat sat on mat`` -> 5 of 6 in the reference ("sat" is not);
+    bigrams ``the cat, cat sat, sat on, on the, the mat`` -> 3 of 5;
+    trigrams ``the cat sat, cat sat on, sat on the, on the mat`` -> 1 of 4; 4-grams -> 0 of 3.
+    BLEU-1 = 5/6, BLEU-2 = (5/6 * 3/5) ** (1/2) = 0.7071, BLEU-3 = (1/2 * 1/4) ** (1/3) = 0.5,
+    BLEU-4 = (1/8 * 1e-15/3) ** (1/4) = 8.0e-05 (not 0).
+
+    >>> s = corpus_bleu_nlgeval(["the cat sat on the mat"], [["the cat is on the mat"]])
+    >>> round(s["b1"], 4), round(s["b2"], 4), round(s["b3"], 4), f"{s['b4']:.1e}"
+    (0.8333, 0.7071, 0.5, '8.0e-05')
+    """
+    import math
+    from collections import Counter
+
+    correct, guess = [0] * 4, [0] * 4
+    hyp_len = ref_len = 0
+    for hyp, refs in _nlgeval_pairs(hypotheses, references):
+        words = hyp.split()  # str.split() ignores surrounding whitespace: nlg-eval's strip() is implied
+        ref_words = [r.split() for r in refs]
+        hyp_len += len(words)
+        ref_len += min((abs(len(r) - len(words)), len(r)) for r in ref_words)[1]
+        for n in range(1, 5):
+            best = Counter()
+            for r in ref_words:
+                best |= _ngrams(r, n)  # Counter union: the larger count of each n-gram
+            correct[n - 1] += sum(min(count, best[g]) for g, count in _ngrams(words, n).items())
+            guess[n - 1] += max(0, len(words) - n + 1)
+    ratio = (hyp_len + _BLEU_TINY) / (ref_len + _BLEU_SMALL)
+    penalty = math.exp(1 - 1 / ratio) if ratio < 1 else 1.0
+    scores, product = {}, 1.0
+    for n in range(1, 5):
+        product *= (correct[n - 1] + _BLEU_TINY) / (guess[n - 1] + _BLEU_SMALL)
+        scores[f"b{n}"] = product ** (1.0 / n) * penalty
+    return scores
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], n: int = 1000, seed: int = 42,
+                     groups: Sequence | None = None) -> dict:
+    """Paired bootstrap of the mean difference ``a - b`` of two systems scored on the same items.
+
+    Each of ``n`` resamples draws the items with replacement (the same draw for both systems, which is
+    what "paired" means) and takes the mean difference. With ``groups`` (one label per item, e.g. the
+    conversation id), whole groups are drawn instead and the resample's mean is over all their items:
+    replies of one conversation are not independent, and the interval widens to say so.
+
+    Returns ``mean_diff`` (on all items), ``ci_low``/``ci_high`` (2.5th and 97.5th percentiles of the
+    resampled means), ``share_a_better`` (the share of resamples whose mean difference is > 0),
+    ``n_items``, ``n_groups`` (None without groups) and ``n_resamples``.
+
+    A constant lead of 1 point is a lead of 1 in every resample:
+
+    >>> r = paired_bootstrap([3, 4, 5], [2, 3, 4], n=200)
+    >>> r["mean_diff"], r["ci_low"], r["ci_high"], r["share_a_better"]
+    (1.0, 1.0, 1.0, 1.0)
+
+    Differences 0, 0, 1, 1 (mean 0.5): a resample is 4 draws of 0 or 1, its mean is 0, 1/4, ... 1;
+    a resample of four 0s (chance 1/16) does not favour ``a``, so about 15/16 = 0.94 of them do.
+
+    >>> r = paired_bootstrap([1, 1, 2, 2], [1, 1, 1, 1])
+    >>> r["mean_diff"], r["ci_low"], r["ci_high"], 0.9 < r["share_a_better"] < 0.97
+    (0.5, 0.0, 1.0, True)
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.ndim != 1 or y.ndim != 1 or len(x) != len(y):
+        raise DataError(f"paired bootstrap needs two flat lists of equal length, got shapes {x.shape} and {y.shape}")
+    if len(x) == 0:
+        raise DataError("paired bootstrap needs at least one scored item")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise DataError("paired bootstrap got a score that is NaN or infinite")
+    if n < 1:
+        raise DataError(f"paired bootstrap needs at least one resample, got n={n}")
+    diff = x - y
+    if groups is None:
+        codes = np.arange(len(diff))  # every item is its own group
+    else:
+        if isinstance(groups, str) or len(groups) != len(diff):
+            raise DataError(f"paired bootstrap got {len(groups)} group labels for {len(diff)} items")
+        first_seen: dict = {}
+        codes = np.array([first_seen.setdefault(g, len(first_seen)) for g in groups])
+    group_sum = np.bincount(codes, weights=diff)  # the sum of the differences in each group
+    group_size = np.bincount(codes)
+    k = len(group_size)
+    rng = np.random.default_rng(seed)
+    means = np.empty(n)
+    for i in range(n):
+        pick = rng.integers(0, k, size=k)  # k groups (items) drawn with replacement
+        means[i] = group_sum[pick].sum() / group_size[pick].sum()
+    low, high = np.percentile(means, [2.5, 97.5])
+    return {"mean_diff": float(diff.mean()), "ci_low": float(low), "ci_high": float(high),
+            "share_a_better": float((means > 0).mean()), "n_items": len(diff),
+            "n_groups": None if groups is None else k, "n_resamples": n}
+
+
+def replies_needed(sd_of_difference: float, effect: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """How many paired replies detect a mean difference ``effect`` (normal approximation, two-sided).
+
+    n = ((z_{1-alpha/2} + z_{power}) * sd / effect) ** 2, rounded up, where ``sd`` is the standard
+    deviation of the per-reply differences (e.g. of ``a - b`` in :func:`paired_bootstrap`). For a
+    corpus-level score such as :func:`corpus_bleu_nlgeval`, which is not a mean over replies, it is a
+    rough guide only.
+
+    With sd 2.61 and an effect of 1 point: z = 1.959964 + 0.841621 = 2.801585;
+    (2.801585 * 2.61 / 1.0) ** 2 = 7.312137 ** 2 = 53.47, so 54 replies.
+
+    >>> replies_needed(2.61, 1.0)
+    54
+    """
+    import math
+
+    from scipy.stats import norm
+
+    if not (math.isfinite(sd_of_difference) and sd_of_difference > 0):
+        raise DataError(f"the standard deviation of the differences must be positive, got {sd_of_difference}")
+    if not (math.isfinite(effect) and effect != 0):
+        raise DataError(f"the effect to detect must be a non-zero number, got {effect}")
+    if not (0 < alpha < 1 and 0 < power < 1):
+        raise DataError(f"alpha and power must lie strictly between 0 and 1, got {alpha} and {power}")
+    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    n = (z * sd_of_difference / abs(effect)) ** 2
+    return max(1, math.ceil(n - 1e-9))  # the 1e-9: an exact 54 computed as 54.0000000001 is still 54

@@ -26,6 +26,7 @@ from ..retrieval import (
 from ..salience import score_conversation
 from ..schema import QA, Conversation, Triple, Turn
 from ..text import normalise_entity, normalise_relation, turn_line
+from .metrics import recall_at_k, reciprocal_rank, unique_turns  # noqa: F401  (re-exported)
 
 #: The paper's LongMemEval retrieval numbers, for context beside ours (a different data set:
 #: LME sessions, LLM-built memories and gpt-4o-mini; not comparable number for number).
@@ -47,49 +48,6 @@ PAPER_LME_TABLE7 = {"G-Long (L = 1)": {3: 0.6286, 5: 0.7220}, "G-Long (L = 2)": 
 
 
 # --------------------------------------------------------------------------- evidence metrics
-
-def unique_turns(turn_ids: Sequence[Optional[str]]) -> list[Optional[str]]:
-    """Collapse repeated source turns to their first rank (an item with no turn keeps its rank).
-
-    >>> unique_turns(["S1:2", "S1:2", None, "S2:1", "S1:2"])
-    ['S1:2', None, 'S2:1']
-    """
-    seen, out = set(), []
-    for t in turn_ids:
-        if t is None:
-            out.append(None)
-        elif t not in seen:
-            seen.add(t)
-            out.append(t)
-    return out
-
-
-def recall_at_k(ranked_turns: Sequence[Optional[str]], evidence: Sequence[str], k: int) -> float:
-    """Fraction of the evidence turns found among the first ``k`` (collapsed) ranks.
-
-    >>> recall_at_k(["S1:1", "S1:3", "S2:4"], ["S2:4", "S3:1"], 3)
-    0.5
-    >>> recall_at_k(["S1:1", "S1:3", "S2:4"], ["S2:4"], 2)
-    0.0
-    """
-    gold = set(evidence)
-    if not gold:
-        raise DataError("a question with no evidence turns cannot be scored")
-    return len(gold & set(ranked_turns[:k])) / len(gold)
-
-
-def reciprocal_rank(ranked_turns: Sequence[Optional[str]], evidence: Sequence[str]) -> float:
-    """1 / rank of the first evidence turn (0 when none was retrieved).
-
-    >>> reciprocal_rank(["S1:1", "S1:3", "S2:4"], ["S2:4", "S1:3"])
-    0.5
-    """
-    gold = set(evidence)
-    for rank, t in enumerate(ranked_turns, start=1):
-        if t in gold:
-            return 1.0 / rank
-    return 0.0
-
 
 @dataclass
 class EvidenceEvaluation:

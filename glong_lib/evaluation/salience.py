@@ -7,8 +7,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import DataError
 from ..schema import Triple
+from .metrics import auc, bootstrap_auc  # noqa: F401  (re-exported)
 
 SCOPES = ("session", "dialogue")
 
@@ -45,22 +45,6 @@ def mentioned_in(triple: Triple, reference: str) -> bool:
     return bool((content_words(triple.subject) | content_words(triple.object)) & ref)
 
 
-def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
-    """Area under the ROC curve: the chance a positive outranks a negative (ties count half).
-
-    >>> auc([0.9, 0.8, 0.3, 0.1], [1, 0, 1, 0])
-    0.75
-    >>> auc([0.5, 0.5], [1, 0])
-    0.5
-    """
-    from sklearn.metrics import roc_auc_score  # the maintained implementation (rank-based, ties half)
-
-    y = np.asarray(labels, dtype=bool)
-    if y.all() or not y.any():
-        raise DataError("AUC needs at least one positive and one negative label")
-    return float(roc_auc_score(y, np.asarray(scores, dtype=float)))
-
-
 def rank_agreement(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
     """Spearman's rho and Kendall's tau between two scorings of the same triples (scipy).
 
@@ -71,19 +55,6 @@ def rank_agreement(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
 
     return {"spearman": round(float(spearmanr(a, b).statistic), 4),
             "kendall": round(float(kendalltau(a, b).statistic), 4)}
-
-
-def bootstrap_auc(scores: Sequence[float], labels: Sequence[bool], n: int = 500, seed: int = 42) -> tuple[float, float]:
-    """95% interval of the AUC over ``n`` seeded resamples of the triples (how noisy the number is)."""
-    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=bool)
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(n):
-        idx = rng.integers(0, len(s), len(s))
-        if y[idx].all() or not y[idx].any():
-            continue
-        values.append(auc(s[idx], y[idx]))
-    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
 
 
 @dataclass
