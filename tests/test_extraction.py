@@ -399,3 +399,60 @@ def test_train_cache_load_extract_and_cli(tmp_path):
     rows = [json.loads(line) for line in target.read_text().splitlines()]
     assert rows and {"conversation", "session", "turn_id", "speaker", "text", "triples"} <= set(rows[0])
     assert {r["session"] for r in rows} == {1} and rows[0]["conversation"] == "c01"
+
+
+# --------------------------------------------------------------------------- the repair pass, case by case
+
+REPAIRS = [  # near-JSON a small model writes -> the JSON the repair pass makes of it
+    ("[{\u201csubject\u201d: \u201ci\u201d}]", '[{"subject": "i"}]'),          # curly double quotes
+    ("[{\u2018subject\u2019: \u2018i\u2019}]", '[{"subject": "i"}]'),          # curly single quotes
+    ('[{"a": "x\\"y"}]', '[{"a": "x\\"y"}]'),                                   # an escape is kept whole
+    ("[{'a': 'say \"hi\"'}]", '[{"a": "say \\"hi\\""}]'),                      # " inside '...' escaped
+    ("[{'a': 'it's'}]", '[{"a": "it\'s"}]'),                                    # an apostrophe stays
+    ('["a" "b"]', '["a" ,"b"]'),                                                 # missing comma, strings
+    ('[1 "b"]', '[1 ,"b"]'),                                                     # ... after a number
+    ('[{"a": 1} {"b": 2}]', '[{"a": 1} ,{"b": 2}]'),                             # ... between objects
+    ('["x"["y"]]', '["x",["y"]]'),                                               # ... before a bracket
+    ("[{'a': 'x',},]", '[{"a": "x"}]'),                                          # trailing commas
+    ("[{'a': 'x'}, {'a': 'y", '[{"a": "x"}]'),                                   # cut off mid-item
+    ("[{'a': 'unterminated]}", '[{"a": "unterminated"}]'),                       # brackets after an open string
+    ('{"a": 1} and then prose {"b": 2}', '{"a": 1}'),                            # the first value only
+    ("[{'a': 'x' , 'b': 'y'}]", '[{"a": "x" , "b": "y"}]'),                      # ' closes before spaces + ,
+    ("  [ ", "  []"),                                                             # open brackets closed
+    ("[{'a': 'x'}]]]", '[{"a": "x"}]'),                                          # extra closers dropped
+]
+
+
+@pytest.mark.parametrize("broken, repaired", REPAIRS)
+def test_repair_pass_case_by_case(broken, repaired):
+    from glong_lib.extraction.parsing import _repair_json
+
+    assert _repair_json(broken) == repaired
+    json.loads(repaired)  # and it is JSON
+
+
+def test_collect_and_scan_by_hand():
+    from glong_lib.extraction.parsing import _collect, _last_char, _Pairs, _scan_pairs, _too_deep
+
+    nested = _Pairs([("subject", "i"), ("relation", "like"), ("object", "tea"), ("more", [["a", "b", "c"]])])
+    assert _collect(nested) == [{"subject": "i", "relation": "like", "object": "tea"},
+                                {"subject": "a", "relation": "b", "object": "c"}]
+    assert _collect([["a", "b"], ["a", "b", "c", "d"], ["x", "y", "z"]]) == [
+        {"subject": "x", "relation": "y", "object": "z"}]  # only 3-string lists are triples
+    assert _collect(_Pairs([("wrap", _Pairs([("subject", "i"), ("relation", "r"), ("object", "o")]))])) == [
+        {"subject": "i", "relation": "r", "object": "o"}]
+    deep = [[["i", "like", "tea"]]]
+    for _ in range(40):
+        deep = [deep]
+    assert _collect(deep) == []  # past MAX_DEPTH nothing is collected
+    assert (_too_deep("[" * 32), _too_deep("[" * 33), _too_deep("{" * 33), _too_deep("]]]" + "[" * 32),
+            _too_deep("[]" * 40 + "[" * 31)) == (False, True, True, False, False)
+    assert _scan_pairs("subject: 'i', relation: \"like\", object: tea") == [
+        {"subject": "i", "relation": "like", "object": "tea"}]
+    assert _scan_pairs('head: "a\\"b", predicate: r, tail: c') == [{"subject": 'a"b', "relation": "r", "object": "c"}]
+    assert (_last_char([]), _last_char(["a", "  ", "\n"])) == ("", "a")
+    assert ex.parsing._pairs_to_triples([("subject", "i"), ("relation", "like"), ("object", "a"), ("object", "b"),
+                                         ("relation", "has"), ("object", "c")]) == [
+        {"subject": "i", "relation": "like", "object": "a"}, {"subject": "i", "relation": "like", "object": "b"},
+        {"subject": "i", "relation": "has", "object": "c"}]
+    assert (ex.parsing._clean_value("  "), ex.parsing._clean_value(True), ex.parsing._clean_value(5)) == (None, None, "5")
