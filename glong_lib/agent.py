@@ -21,7 +21,7 @@ Interface: ``start(conversation)`` (new conversation: empty memory, names from i
 zero for every agent here, G-Long included, since its extractor and scorer are local models.
 
 The context is the current session so far, the paper's C_current. The released reference code
-never resets it between sessions; :func:`glong_lib.evaluation.run_msc_evaluation` offers that
+never resets it between sessions; :func:`glong_lib.evaluation.msc.run_msc_evaluation` offers that
 behaviour as ``context_scope="dialogue"``.
 """
 

@@ -71,7 +71,7 @@ def confusion_counts(pairs: Sequence[tuple[str, str]], top: int = 10) -> tuple[l
 
 def plot_confusions(pairs: Sequence[tuple[str, str]], top: int = 10, title: Optional[str] = None):
     """Heat map of gold relation (rows) against predicted relation (columns) for aligned triples
-    (``extraction.align_relations``); the diagonal block is what the model got right."""
+    (``evaluation.extraction.align_relations``); the diagonal block is what the model got right."""
     import matplotlib.pyplot as plt
     import numpy as np
 
