@@ -1,0 +1,89 @@
+"""Numbers in the notebooks' prose come from the run: every decimal number or percentage in a
+markdown cell must appear in an output of the same notebook, unless the sentence says it is the
+paper's (a "paper", "Table", "Figure" or "Appendix" shortly before it). Headings, math, code and
+prices ("$0.15") are not claims. A planted wrong number must fail the check (the test proves it can)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from testdata import ROOT
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NUMBER = re.compile(r"(?<![\w.\\^_{$])[+-]?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w{}])")
+CITED = re.compile(r"\b(paper|papers|Table|Figure|Appendix|LongMemEval|arXiv)\b")
+
+
+def outputs_text(nb: dict) -> str:
+    out = []
+    for cell in nb["cells"]:
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "stream":
+                out.append("".join(o["text"]))
+            for kind, value in o.get("data", {}).items():
+                if kind.startswith("text/"):
+                    out.append("".join(value))
+    return "\n".join(out)
+
+
+def prose(markdown: str) -> str:
+    """The sentences of a markdown cell, without headings, math, code or links' targets."""
+    text = re.sub(r"(?m)^#.*$", " ", markdown)
+    text = re.sub(r"\$\$.*?\$\$", " ", text, flags=re.S)
+    text = re.sub(r"(?<!\\)\$(?!\d)[^$\n]+?(?<!\\)\$", " ", text)  # math; "$0.15" is a price
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`", " ", text)
+    return re.sub(r"\]\([^)]*\)", "]", text)
+
+
+def _value(token: str) -> float:
+    return float(token.rstrip("%").replace(",", ""))
+
+
+def backed(token: str, output_numbers: set[float]) -> bool:
+    """Whether some output number, rounded to the prose number's decimals, equals it
+    ("0.82" is backed by an output 0.824; "0.445" is not backed by 0.426).
+
+    >>> backed("0.82", {0.824}), backed("0.445", {0.426}), backed("70.2%", {70.2}), backed("1,332", {1332.0})
+    (True, False, True, True)
+    """
+    decimals = len(token.rstrip("%").split(".")[1]) if "." in token else 0
+    value = _value(token)
+    return any(abs(round(x, decimals) - value) < 1e-9 for x in output_numbers)
+
+
+def unbacked_numbers(nb: dict) -> list[tuple[int, str, str]]:
+    """(cell index, number, context) for each prose number that no output carries."""
+    output_numbers = {_value(m.group(0).lstrip("+-")) for m in NUMBER.finditer(outputs_text(nb))}
+    missing = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        text = prose("".join(cell["source"]))
+        for m in NUMBER.finditer(text):
+            token = m.group(0).lstrip("+-")
+            if "." not in token and "%" not in token:
+                continue  # whole numbers are counts, sizes and section numbers: too many false alarms
+            before = text[max(0, m.start() - 80): m.start()]
+            if CITED.search(before.split(". ")[-1]):
+                continue  # the sentence attributes it to the paper
+            if not backed(token, output_numbers):
+                missing.append((i, token, " ".join(text[max(0, m.start() - 60): m.end() + 20].split())))
+    return missing
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_number_in_the_prose_is_an_output_or_the_papers(path):
+    assert unbacked_numbers(json.loads(path.read_text())) == []
+
+
+def test_a_planted_wrong_number_is_caught():
+    nb = json.loads(NOTEBOOKS[0].read_text())
+    nb["cells"].append({"cell_type": "markdown", "metadata": {}, "source": ["The model reached 0.987 here."]})
+    assert [n for _, n, _ in unbacked_numbers(nb)] == ["0.987"]
+    nb["cells"][-1]["source"] = ["The paper reports 0.987 here."]
+    assert unbacked_numbers(nb) == []
