@@ -122,11 +122,15 @@ def test_parser_is_fast_on_nested_values_and_their_truncations(value, cut):
 
 
 @pytest.mark.parametrize("text", ['{"a": [' * 40 + "]}" * 40, "[" * 100_000, '{"a": [' * 5000,
-                                  "[{'subject': '" + "x" * 200_000])
+                                  "[{'subject': '" + "x" * 1_000_000])
 def test_parser_adversarial_inputs_are_linear_and_bounded(text):
+    """The old collector took minutes on the first (exponential in depth); the old repair pass about
+    15 s on the last (it copied the rest of the input at every character: 0.18 s at 100 KB, 2.4 s at
+    400 KB). Now each is
+    well under a second on 2 cores; the budget leaves room for a loaded machine."""
     start = time.perf_counter()
     _check_result(ex.parsing.parse_unguarded(text))
-    assert time.perf_counter() - start < 2.0  # seconds; the benchmark measures the growth
+    assert time.perf_counter() - start < 5.0  # seconds; the benchmark measures the growth
 
 
 _VALUE = st.text(min_size=1, max_size=20).map(str.strip).filter(bool)
