@@ -305,11 +305,12 @@ def score_conversation(triples: Sequence[Triple], scorer, scope: str = "session"
     raw = np.zeros(len(triples), dtype=np.float64)
     for idx in groups.values():
         raw[idx] = scorer.score([triples[i] for i in idx]).raw
-    weights = np.zeros_like(raw)
+    out = list(triples)
     dialogue_max = raw.max() if len(raw) else 0.0
     for idx in groups.values():
         top = raw[idx].max() if scope == "session" else dialogue_max
-        weights[idx] = normalise_by_max(torch.tensor(raw[idx]), maximum=top).numpy()
-    return [replace(t, weight=float(w)) for t, w in zip(triples, weights)]
+        for i, t in zip(idx, with_weights([triples[i] for i in idx], raw[idx], top)):
+            out[i] = t
+    return out
 
 

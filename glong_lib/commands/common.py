@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from pathlib import Path
 from typing import Any, Optional
 
 from ..config import PROFILES, Profile, get_profile
 from ..errors import DataError
+from ..io import Checkpoint
 
 
 def add_profile_option(parser, smoke: bool = False) -> None:
@@ -99,3 +101,15 @@ def split_list(text: str, what: str, kind=str) -> list:
     if not values:
         raise DataError(f"{what} is empty")
     return values
+
+
+def checkpoint_from(args, ignore: tuple[str, ...] = ()):
+    """The ``io.Checkpoint`` that ``--checkpoint FILE [--resume]`` asks for (None without it). Its
+    settings are every option that changes the results, so a resumed run cannot mix two runs."""
+    if args.checkpoint is None:
+        if args.resume:
+            raise DataError("--resume needs --checkpoint FILE")
+        return None
+    skip = {"func", "command", "checkpoint", "resume", "json", *ignore}
+    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in skip}
+    return Checkpoint(args.checkpoint, settings, resume=args.resume)

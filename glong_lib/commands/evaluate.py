@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from ..errors import DataError
-from ..io import Checkpoint, atomic_write_text, data_path
-from .common import add_profile_option, number, print_table
+from ..io import atomic_write_text, data_path
+from .common import add_profile_option, checkpoint_from, number, print_table
 
 
 def register(sub) -> None:
@@ -82,13 +82,7 @@ def run(args) -> int:
     agents = make_agents(build_generator(args), args.methods, source=source, memory_format=args.memory_format)
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
                        else "gpt-4o-mini")
-    checkpoint = None
-    if args.checkpoint is not None:
-        settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
-                    if k not in ("func", "command", "checkpoint", "resume", "json", "out")}
-        checkpoint = Checkpoint(args.checkpoint, settings, resume=args.resume)
-    elif args.resume:
-        raise DataError("--resume needs --checkpoint FILE")
+    checkpoint = checkpoint_from(args, ignore=("out",))
     result = run_msc_evaluation(agents, convs, turns_per_session=args.turns_per_session,
                                 max_sessions=args.max_sessions, context_scope=args.context_scope,
                                 price=price, progress=not args.json, checkpoint=checkpoint)

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError
-from ..io import Checkpoint, data_path
+from ..io import data_path
 from ..memory.persistence import MAX_ABS_TIME_S
-from .common import add_profile_option, number, print_table
+from .common import add_profile_option, checkpoint_from, number, print_table
 
 #: What ``--probes`` given alone stands for (argparse needs a value that differs from "not given").
 SHIPPED = "(the shipped probes)"
@@ -133,13 +133,7 @@ def run_eval(args) -> int:
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
     ks = _ints(args.k, "--k")
-    checkpoint = None
-    if args.checkpoint is not None:
-        settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
-                    if k not in ("func", "command", "checkpoint", "resume", "json")}
-        checkpoint = Checkpoint(args.checkpoint, settings, resume=args.resume)
-    elif args.resume:
-        raise DataError("--resume needs --checkpoint FILE")
+    checkpoint = checkpoint_from(args)
     params = {"hops": args.hops, "anchors": args.anchors}
     encoder = None
     if any(m != "bm25" for m in methods):
