@@ -23,7 +23,7 @@ Supported formats (``detect_format`` names):
 ``personaext-schema``  PersonaExt relation schema (JSON with trailing commas and comments)
 ``samsum``             SAMSum JSON list ``{id, dialogue, summary}``
 ``dialogsum``          DialogSum JSONL ``{fname, dialogue, summary[, summary1..3], topic}``
-``locomo``             LoCoMo JSON (``locomo10.json`` layout)
+``locomo``             LoCoMo JSON (``locomo10.json`` layout; its observation sentences: ``load_locomo_observations``)
 =====================  ==========================================================================
 """
 
@@ -32,11 +32,11 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 from .errors import DataError
 from .io import PathLike, iter_jsonl, read_json, read_text
-from .schema import QA, Conversation, Session, SummaryPair, Triple, TriplePair, Turn
+from .schema import QA, TURN_SPACING_S, Conversation, Session, SummaryPair, Triple, TriplePair, Turn
 
 #: LoCoMo question categories (the official numbering; note 1 is multi-hop and 4 single-hop).
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -398,6 +398,73 @@ def load_locomo(path: PathLike) -> tuple[list[Conversation], list[QA]]:
             qas.append(QA(cid, _need(q, "question", str, path, qw), str(answer),
                           [str(e) for e in evidence], LOCOMO_CATEGORIES[cat], id=f"{cid}-q{q_i}"))
     return convs, qas
+
+
+#: Joins the dialogue ids of a unit made from several turns: ``"D15:3+D15:5"`` (see ``source_turns``).
+UNIT_ID_JOIN = "+"
+
+
+def load_locomo_observations(path: PathLike) -> list[Conversation]:
+    """LoCoMo's ``observation`` sentences as conversations of fact units, one per sentence, in the
+    sessions (and on the clock) of the dialogue they summarise. Each unit is a ``Turn`` whose
+    ``speaker`` is the person the fact is about and whose ``id`` names the dialogue turn(s) it came
+    from (``"D1:3"``, or ``"D15:3+D15:5"`` for two), so evidence scoring maps a retrieved fact back
+    to its turns. Units are ordered by their first source turn; sessions without observations are
+    dropped (no fact can be retrieved from them)."""
+    dialogues = {c.id: c for c in load_locomo(path)[0]}
+    out = []
+    for r, sample in enumerate(read_json(path), start=1):
+        w = f"sample {r}"
+        cid = str(sample.get("sample_id", f"locomo-{r}"))
+        observed = _need(sample, "observation", dict, path, w)
+        sessions = []
+        for session in dialogues[cid].sessions:
+            sw = f"{w}, session_{session.index}_observation"
+            by_speaker = observed.get(f"session_{session.index}_observation", {})
+            if not isinstance(by_speaker, dict):
+                raise DataError(f"should be an object of speaker -> facts, got {type(by_speaker).__name__}",
+                                path=path, where=sw)
+            units = []
+            for speaker, facts in by_speaker.items():
+                for k, fact in enumerate(facts if isinstance(facts, list) else [None]):
+                    if not (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str)):
+                        raise DataError(f"fact {k + 1} of {speaker} should be [sentence, dialogue id(s)]",
+                                        path=path, where=sw)
+                    ids = [fact[1]] if isinstance(fact[1], str) else fact[1]
+                    if not ids or not all(isinstance(i, str) and i for i in ids):
+                        raise DataError(f"fact {k + 1} of {speaker} names no dialogue id", path=path, where=sw)
+                    units.append(Turn(UNIT_ID_JOIN.join(ids), str(speaker), fact[0].strip()))
+            if units:
+                units.sort(key=lambda u: _dia_order(u.id))
+                sessions.append(Session(session.index, units, session.seconds_since_previous, session.date))
+        conv = Conversation(cid, dialogues[cid].speakers, _regap(sessions, dialogues[cid]), source="locomo-observations")
+        out.append(_check_conversation(conv, path, w))
+    return out
+
+
+def _dia_order(unit_id: str) -> tuple[int, int]:
+    """Sort key of a unit: its first dialogue id ``D<session>:<turn>`` as numbers (unknown: last)."""
+    m = re.fullmatch(r"D(\d+):(\d+)", unit_id.split(UNIT_ID_JOIN)[0])
+    return (int(m.group(1)), int(m.group(2))) if m else (1 << 30, 0)
+
+
+def _regap(sessions: list[Session], dialogue: Conversation) -> list[Session]:
+    """Gaps between the kept sessions such that each starts when the dialogue's session does (a
+    dropped session's gap folds into the next kept one; ``assign_clock`` adds the previous
+    session's turn spacing, so it is taken off here): both views share one clock."""
+    start = {s.index: s.start_s for s in dialogue.sessions}
+    for prev, cur in zip(sessions, sessions[1:]):
+        cur.seconds_since_previous = start[cur.index] - start[prev.index] - len(prev.turns) * TURN_SPACING_S
+    return sessions
+
+
+def source_turns(unit_id: Optional[str]) -> list[str]:
+    """The dialogue turns a retrieved unit stands for.
+
+    >>> source_turns("D15:3+D15:5"), source_turns("D1:3"), source_turns(None)
+    (['D15:3', 'D15:5'], ['D1:3'], [])
+    """
+    return unit_id.split(UNIT_ID_JOIN) if unit_id else []
 
 
 # --------------------------------------------------------------------------- format detection

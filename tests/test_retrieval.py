@@ -133,7 +133,7 @@ def test_recency_breaks_a_semantic_tie():
     m = graph_memory()
     old, new = m.add_triples([T("Ana", "likes", "tea", "S1:1"), T("Ana", "likes", "tea", "S2:1")], time_s=0.0)
     m.touch([new], 3e7)
-    r = R.AssociativeRetriever(m, k=2, update_access=False)
+    r = R.AssociativeRetriever(m, k=2, update_access=False, dedup=False)  # the same fact twice: keep both
     res = r.retrieve("Ana likes tea", now_s=3e7)
     assert res.edges == [new, old]
     terms = {t.eid: t for t in res.trace.rerank}
@@ -143,7 +143,7 @@ def test_recency_breaks_a_semantic_tie():
 def test_weight_changes_the_order():
     m = graph_memory()
     low, high = m.add_triples([T("Ana", "likes", "tea", weight=0.1), T("Ana", "likes", "tea", weight=0.9)], 0.0)
-    res = R.AssociativeRetriever(m, k=2, update_access=False).retrieve("Ana tea", now_s=0.0)
+    res = R.AssociativeRetriever(m, k=2, update_access=False, dedup=False).retrieve("Ana tea", now_s=0.0)
     assert res.edges == [high, low]
 
 
@@ -198,12 +198,15 @@ def test_bm25_turn_retriever_scores_by_term_overlap():
 # --------------------------------------------------------------------------- evidence metrics
 
 def test_metrics_by_hand():
-    ranked = RE.unique_turns(["S1:1", "S1:1", "S2:4", None, "S3:1"])
-    assert ranked == ["S1:1", "S2:4", None, "S3:1"]
-    assert RE.recall_at_k(ranked, ["S2:4", "S3:1"], 2) == 0.5
-    assert RE.recall_at_k(ranked, ["S2:4", "S3:1"], 4) == 1.0
-    assert RE.reciprocal_rank(ranked, ["S3:1"]) == 0.25
-    assert RE.reciprocal_rank(ranked, ["S9:9"]) == 0.0
+    assert RE.unique_turns(["S1:1", "S1:1", "S2:4", None, "S3:1"]) == ["S1:1", "S2:4", None, "S3:1"]
+    # items, not distinct turns: the repeated S1:1 takes rank 2; an item with no turn stands for none
+    items = [["S1:1"], ["S1:1"], ["S2:4"], [], ["S3:1", "S3:2"]]
+    assert RE.recall_at_k(items, ["S2:4", "S3:1"], 2) == 0.0
+    assert RE.recall_at_k(items, ["S2:4", "S3:1"], 3) == 0.5
+    assert RE.recall_at_k(items, ["S2:4", "S3:1"], 5) == 1.0
+    assert RE.hit_at_k(items, ["S3:2"], 4) == 0.0 and RE.hit_at_k(items, ["S3:2"], 5) == 1.0
+    assert RE.reciprocal_rank(items, ["S3:1"]) == 0.2
+    assert RE.reciprocal_rank(items, ["S9:9"]) == 0.0
 
 
 class Fixed:
@@ -222,13 +225,18 @@ def test_evaluate_evidence_by_hand():
     conv.assign_clock()
     qs = [QA("c", "q1", "a", ["S1:2"], "single-hop", id="q1"),
           QA("c", "q2", "a", ["S1:4", "S1:5"], "multi-hop", id="q2")]
-    ev = RE.evaluate_evidence({"fixed": Fixed(["S1:2", "S1:2", "S1:4", "S1:1"])}, qs, [conv], ks=(1, 3),
+    ev = RE.evaluate_evidence({"fixed": Fixed(["S1:2", "S1:2", "S1:4", "S1:1", "S1:5"])}, qs, [conv], ks=(1, 3, 5),
                              progress=False)
     m = ev.metrics["fixed"]
-    # q1: rank 1 -> R@1 = 1, R@3 = 1, RR = 1. q2: collapsed list S1:2, S1:4, S1:1 -> R@1 = 0,
-    # R@3 = 1/2, RR = 1/2.  Means: R@1 = 0.5, R@3 = 0.75, MRR = 0.75
-    assert m["Recall@1"] == 0.5 and m["Recall@3"] == 0.75 and m["MRR"] == 0.75 and m["questions"] == 2
-    assert ev.recall_curve("fixed") == ([1, 3], [0.5, 0.75])
+    # q1: item 1 is S1:2 -> H@1 = R@1 = 1, RR = 1. q2 (S1:4, S1:5): items S1:2, S1:2, S1:4, S1:1, S1:5 ->
+    # R@1 = 0, R@3 = 1/2, R@5 = 1, H@3 = 1, RR = 1/3.  Means: R@1 0.5, R@3 0.75, R@5 1, MRR (1 + 1/3) / 2
+    assert (m["Hit@1"], m["Hit@3"], m["Recall@1"], m["Recall@3"], m["Recall@5"]) == (0.5, 1.0, 0.5, 0.75, 1.0)
+    assert m["MRR@20"] == pytest.approx(2 / 3) and m["questions"] == 2
+    assert ev.recall_curve("fixed") == ([1, 3, 5], [0.5, 0.75, 1.0])
+    assert ev.by_category("Recall@3") == {"fixed": {"multi-hop": 0.5, "single-hop": 1.0}, "n": {"multi-hop": 1, "single-hop": 1}}
+    assert ev.interval("fixed", "Hit@1") == (0.0, 1.0)
+    same = ev.compare("fixed", "fixed", "Recall@3")
+    assert (same["mean_diff"], same["ci_low"], same["ci_high"]) == (0.0, 0.0, 0.0)
     with pytest.raises(DataError):
         RE.evaluate_evidence({"fixed": Fixed([])}, [QA("nope", "q", "a", ["x"], "c")], [conv], progress=False)
 
@@ -248,21 +256,20 @@ def test_probe_evaluation_values(sample_dir):
     convs = load_conversations(sample_dir / "conversations")
     probes = load_probes(sample_dir / "probes.jsonl")[:12]
     ev = RE.evaluate_probes(probes, convs, WordEncoder(), ks=(1, 3, 5), progress=False)
-    assert list(ev.metrics) == list(RE.METHODS)
+    assert list(ev.metrics) == list(RE.DEFAULT_METHODS)
     by_id = {c.id: c for c in convs}
     hits = {1: 0.0, 3: 0.0, 5: 0.0}
-    for q in probes:  # BM25 recounted by hand: share of evidence turns among the first k distinct turns
+    for q in probes:  # BM25 recounted by hand: share of evidence turns among the first k turns
         conv = by_id[q.conversation]
         ranked = R.BM25TurnRetriever(RE.turns_before(conv, q.asked_in_session), k=5).retrieve(q.question).turn_ids
-        distinct = list(dict.fromkeys(ranked))
         for k in hits:
-            hits[k] += len(set(distinct[:k]) & set(q.evidence)) / len(set(q.evidence)) / len(probes)
+            hits[k] += len(set(ranked[:k]) & set(q.evidence)) / len(set(q.evidence)) / len(probes)
     assert [ev.metrics["bm25"][f"Recall@{k}"] for k in (1, 3, 5)] == pytest.approx([hits[1], hits[3], hits[5]])
-    pinned = {"glong": (0.5417, 0.7917, 0.6694), "dense": (0.1667, 0.6667, 0.3736),
-              "bm25": (0.4583, 0.7083, 0.5764), "ppr": (0.2083, 0.75, 0.5)}
+    pinned = {"glong": (0.5417, 0.7917, 0.725), "flat": (0.5417, 0.7917, 0.723), "dense": (0.1667, 0.6667, 0.3999),
+              "bm25": (0.4583, 0.7083, 0.5947), "ppr": (0.2083, 0.75, 0.5182)}
     for method, (r1, r5, mrr) in pinned.items():
         m = ev.metrics[method]
-        assert (m["questions"], round(m["Recall@1"], 4), round(m["Recall@5"], 4), round(m["MRR"], 4)) == (12, r1, r5, mrr)
+        assert (m["questions"], round(m["Recall@1"], 4), round(m["Recall@5"], 4), round(m["MRR@20"], 4)) == (12, r1, r5, mrr)
 
 
 def test_unknown_method_is_a_data_error():
@@ -348,3 +355,112 @@ def test_locomo_turn_baselines(real_data):
     assert 0.0 <= ev.metrics["bm25"]["Recall@1"] <= ev.metrics["bm25"]["Recall@5"] <= 1.0
     with pytest.raises(DataError):
         RE.evaluate_locomo(path, WordEncoder(), methods=["glong"], conversations=1, progress=False)
+
+
+# --------------------------------------------------------------------------- issue 14: pool, dedup, hubs, flat, units
+
+def test_pool_grows_with_k_and_equal_pools_give_prefixes():
+    """The pool is exactly max(semantic_top_n, k): k = 1, 3, 5 share the paper's pool of 5 (so their
+    lists are prefixes of one another), k = 8 reranks a pool of 8 and returns 8 items."""
+    m = graph_memory()
+    m.add_triples([T("Ana", "likes", f"thing {i}", f"S1:{i}") for i in range(12)], time_s=0.0)
+    r = R.AssociativeRetriever(m, update_access=False)
+    assert [r.pool_size(k) for k in (1, 3, 5, 8)] == [5, 5, 5, 8]
+    lists = {k: r.retrieve("Ana likes things", now_s=0.0, k=k) for k in (1, 3, 5, 8)}
+    assert lists[3].edges == lists[5].edges[:3] and lists[1].edges == lists[5].edges[:1]
+    assert len(lists[8].edges) == 8 and len(lists[8].trace.pool) == 8 and len(lists[5].trace.pool) == 5
+    depths = RE.ranked_sources(r, "Ana likes things", 0.0, [1, 3, 5, 8])
+    assert {k: len(v) for k, v in depths.items()} == {1: 1, 3: 3, 5: 5, 8: 8}
+
+
+def test_dedup_keeps_the_first_of_a_repeated_fact():
+    m = graph_memory()
+    first, again, other = m.add_triples([T("Ana", "likes", "tea", "S1:1"), T("Ana", "likes", "tea", "S2:1"),
+                                         T("Ana", "likes", "jazz", "S2:2")], time_s=0.0)
+    on = R.AssociativeRetriever(m, k=3, update_access=False).retrieve("Ana likes tea", now_s=0.0)
+    off = R.AssociativeRetriever(m, k=3, update_access=False, dedup=False).retrieve("Ana likes tea", now_s=0.0)
+    assert set(on.trace.candidates) == {first, other} and set(off.trace.candidates) == {first, again, other}
+
+
+def test_hub_anchor_is_skipped_for_the_next_entity():
+    """"ana" touches 4 of 5 edges (a hub at share 0.5): with hubs="skip" the single anchor becomes the
+    nearest non-hub entity, and the candidates shrink from every edge to that entity's edges."""
+    m = graph_memory()
+    m.add_triples([T("Ana", "likes", "tea", "S1:1"), T("Ana", "plays", "violin", "S1:2"),
+                   T("Ana", "visited", "Paris", "S1:3"), T("Ana", "owns", "cat", "S1:4"),
+                   T("Bo", "plays", "violin", "S1:5")], time_s=0.0)
+    assert R.hub_nodes(m, share=0.5) == {"ana"}
+    paper = R.AssociativeRetriever(m, anchors=1, update_access=False).retrieve("Ana", now_s=0.0, k=5)
+    skip = R.AssociativeRetriever(m, anchors=1, hubs="skip", hub_share=0.5, update_access=False)
+    res = skip.retrieve("Ana", now_s=0.0, k=5)
+    assert paper.trace.anchors[0][0] == "ana" and len(paper.trace.candidates) == 4
+    assert res.trace.anchors[0][0] != "ana" and len(res.trace.candidates) < 4
+    with pytest.raises(DataError):
+        R.AssociativeRetriever(m, hubs="cap")
+
+
+def test_flat_retriever_sees_every_edge_and_edge_text_modes():
+    m = graph_memory()
+    m.add_triples([Triple("Ana", "likes", "tea", speaker="Ana", turn_id="S1:1", source="I love green tea"),
+                   Triple("Bo", "plays", "violin", speaker="Bo", turn_id="S1:2")], time_s=0.0)
+    flat = R.FlatEdgeRetriever(m, update_access=False, edge_text="source")
+    res = flat.retrieve("violin", now_s=0.0, k=2)
+    assert sorted(res.trace.candidates) == sorted(m.edge_ids()) and res.trace.anchors == []
+    texts = [R.edge_text(m.edge(e), "source") for e in m.edge_ids()]
+    assert texts == ["Ana: I love green tea", "bo plays violin"]  # no source: the triple
+    with pytest.raises(DataError):
+        R.AssociativeRetriever(m, edge_text="summary")
+
+
+LOCOMO_FIXTURE = {
+    "sample_id": "conv-x",
+    "conversation": {
+        "speaker_a": "Ana", "speaker_b": "Bo",
+        "session_1_date_time": "1:00 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a cat yesterday."},
+                      {"speaker": "Bo", "dia_id": "D1:2", "text": "Nice! I play violin now."},
+                      {"speaker": "Ana", "dia_id": "D1:3", "text": "Her name is Miso."}],
+        "session_2_date_time": "9:00 am on 20 May, 2023",
+        "session_2": [{"speaker": "Bo", "dia_id": "D2:1", "text": "My violin recital went well."}],
+    },
+    "observation": {
+        "session_1_observation": {"Ana": [["Ana adopted a cat named Miso.", ["D1:1", "D1:3"]]],
+                                  "Bo": [["Bo has started playing the violin.", "D1:2"]]},
+        "session_2_observation": {"Bo": [["Bo had a violin recital that went well.", "D2:1"]]},
+    },
+    "qa": [{"question": "What is the name of Ana's cat?", "answer": "Miso", "evidence": ["D1:3"], "category": 4},
+           {"question": "What instrument does Bo play?", "answer": "violin", "evidence": ["D1:2", "D2:1"], "category": 1}],
+}
+
+
+def test_observation_units_and_their_evidence(tmp_path):
+    """The observation loader on a project-written LoCoMo-shaped file: one unit per sentence, ids
+    naming their source turns, the dialogue's sessions and clock; dense over the units finds the
+    fact, and a two-turn fact counts for both of its turns."""
+    from glong_lib.loaders import load_locomo, load_locomo_observations, source_turns
+
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([LOCOMO_FIXTURE]))
+    units = load_locomo_observations(path)[0]
+    dialogue = load_locomo(path)[0][0]
+    assert [u.id for u in units.turns()] == ["D1:1+D1:3", "D1:2", "D2:1"]
+    assert [u.speaker for u in units.turns()] == ["Ana", "Bo", "Bo"]
+    assert source_turns(units.turns()[0].id) == ["D1:1", "D1:3"]
+    assert units.sessions[1].start_s == dialogue.sessions[1].start_s
+    ev = RE.evaluate_evidence({"dense": R.DenseTurnRetriever(units.turns(), WordEncoder(), k=1)},
+                              load_locomo(path)[1], [units], ks=(1,), progress=False)
+    assert ev.metrics["dense"]["Hit@1"] == 1.0  # "name ... cat" finds the Miso fact, which stands for D1:3
+    bad = dict(LOCOMO_FIXTURE, observation={"session_1_observation": {"Ana": [["no id"]]}})
+    path.write_text(json.dumps([bad]))
+    with pytest.raises(DataError, match="sample 1, session_1_observation"):
+        load_locomo_observations(path)
+
+
+def test_locomo_units_cut_and_memory_source(tmp_path):
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([LOCOMO_FIXTURE]))
+    dialogues, units, questions, excluded = RE.locomo_units(path, "observations", max_turns=3)
+    assert [u.id for u in units[0].turns()] == ["D1:1+D1:3", "D1:2"]  # D2:1 is past the cut
+    assert [q.answer for q in questions] == ["Miso"] and sum(excluded.values()) == 1
+    with pytest.raises(DataError):
+        RE.locomo_units(path, "summaries")

@@ -1,5 +1,5 @@
 """``glong query MEMDIR "text"``: associative retrieval from a saved memory, optionally traced.
-``glong eval-retrieval``: evidence Recall@k and MRR of every method on LoCoMo or the probes."""
+``glong eval-retrieval``: evidence Hit@k, Recall@k and MRR@20 of every method on LoCoMo or the probes."""
 
 from __future__ import annotations
 
@@ -31,14 +31,26 @@ def register(sub) -> None:
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=run_query)
 
-    e = sub.add_parser("eval-retrieval", help="evidence Recall@k and MRR of G-Long and the baselines")
+    e = sub.add_parser("eval-retrieval", help="evidence Hit@k, Recall@k and MRR@20 of G-Long and the baselines")
     src = e.add_mutually_exclusive_group(required=True)
     src.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json layout)")
     src.add_argument("--probes", nargs="?", const=SHIPPED,
                      help="retrieval probes JSONL (default: the shipped data/probes.jsonl)")
     e.add_argument("--conversations-dir", type=Path, default=None,
                    help="the conversations the probes refer to (default: the shipped samples)")
-    e.add_argument("--methods", default="glong,dense,bm25,ppr", help="comma-separated: glong,dense,bm25,ppr")
+    e.add_argument("--methods", default=None,
+                   help="comma-separated, from glong,flat,dense,bm25,ppr,dense-turns,bm25-turns "
+                        "(default: glong,flat,dense,bm25,ppr, plus dense-turns,bm25-turns for --memory-from observations)")
+    e.add_argument("--memory-from", choices=("turns", "observations"), default="turns",
+                   help="LoCoMo: build the memory from the dialogue turns or from its observation sentences")
+    e.add_argument("--edge-text", choices=("triple", "source", "both"), default="triple",
+                   help="what an edge is embedded as (paper: triple)")
+    e.add_argument("--hubs", choices=("expand", "skip"), default="expand",
+                   help="an anchor touching more than 10%% of the edges: expand it (paper) or skip to the next entity")
+    e.add_argument("--lam", type=number(float, 0.0, 1.0), default=1e-7,
+                   help="recency decay per second of Eq. 4 (paper: 1e-7, a half-life of 80 days; 0: off)")
+    e.add_argument("--no-dedup", action="store_true",
+                   help="keep repeated (subject, relation, object) candidates (the reference code drops them)")
     e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10)")
     e.add_argument("--hops", type=number(int, 0, 5), default=1, help="G-Long expansion hops (paper: 1)")
     e.add_argument("--anchors", type=number(int, 1), default=5, help="G-Long anchor entities (paper: 5)")
@@ -128,27 +140,34 @@ def _extractor_or_none(args):
 def run_eval(args) -> int:
     from ..evaluation.retrieval import METHODS, evaluate_locomo, evaluate_probes
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    from ..evaluation.retrieval import DEFAULT_METHODS
+
+    default = DEFAULT_METHODS + (("dense-turns", "bm25-turns") if args.memory_from == "observations" else ())
+    methods = [m.strip() for m in (args.methods or ",".join(default)).split(",") if m.strip()]
+    if args.memory_from != "turns" and not args.locomo:
+        raise DataError("--memory-from observations needs --locomo (the probes have no observation sentences)")
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
     ks = _ints(args.k, "--k")
     checkpoint = checkpoint_from(args)
-    params = {"hops": args.hops, "anchors": args.anchors}
+    params = {"hops": args.hops, "anchors": args.anchors, "edge_text": args.edge_text, "hubs": args.hubs,
+              "lam": args.lam, "dedup": not args.no_dedup}
     encoder = None
-    if any(m != "bm25" for m in methods):
+    if any(not m.startswith("bm25") for m in methods):
         from ..models import load_encoder
 
         encoder = load_encoder(args.profile)
     if args.locomo:
-        extractor = _extractor_or_none(args) if any(m in ("glong", "ppr") for m in methods) else None
+        graph = ("glong", "flat", "ppr")
+        extractor = _extractor_or_none(args) if any(m in graph for m in methods) else None
         if extractor is None:
-            methods = [m for m in methods if m not in ("glong", "ppr")]
+            methods = [m for m in methods if m not in graph]
         if not methods:
             raise DataError("no method left to evaluate (graph methods need the extractor)")
         result = evaluate_locomo(args.locomo, encoder, methods, ks, conversations=args.conversations,
                                  max_turns=args.max_turns, extractor=extractor, glong_params=params,
-                                 checkpoint=checkpoint)
+                                 checkpoint=checkpoint, memory_from=args.memory_from)
     else:
         from ..loaders import load_conversations, load_probes
 

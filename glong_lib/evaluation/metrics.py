@@ -81,31 +81,69 @@ def unique_turns(turn_ids: Sequence[Optional[str]]) -> list[Optional[str]]:
     return out
 
 
-def recall_at_k(ranked_turns: Sequence[Optional[str]], evidence: Sequence[str], k: int) -> float:
-    """Fraction of the evidence turns found among the first ``k`` (collapsed) ranks.
+def turns_in_top(items: Sequence[Sequence[str]], k: int) -> set[str]:
+    """The source turns of the first ``k`` retrieved items (an item may stand for several turns,
+    e.g. a fact sentence written from two; a triple stands for the one turn it came from).
 
-    >>> recall_at_k(["S1:1", "S1:3", "S2:4"], ["S2:4", "S3:1"], 3)
+    >>> sorted(turns_in_top([["D1:3"], ["D2:1", "D2:4"], ["D1:3"]], 2))
+    ['D1:3', 'D2:1', 'D2:4']
+    """
+    return {t for item in items[:k] for t in item}
+
+
+def hit_at_k(items: Sequence[Sequence[str]], evidence: Sequence[str], k: int) -> float:
+    """1.0 when any evidence turn is among the source turns of the first ``k`` items (the paper's
+    "evidence within the top k"), else 0.0.
+
+    >>> hit_at_k([["S1:1"], ["S2:4"]], ["S2:4", "S3:1"], 2), hit_at_k([["S1:1"], ["S2:4"]], ["S2:4"], 1)
+    (1.0, 0.0)
+    """
+    return float(bool(set(evidence) & turns_in_top(items, k)))
+
+
+def recall_at_k(items: Sequence[Sequence[str]], evidence: Sequence[str], k: int) -> float:
+    """Share of the evidence turns among the source turns of the first ``k`` items. Ranks are
+    items, not distinct turns: a retriever whose top k repeats one turn shows fewer turns (the
+    pool is exactly k; a disadvantage it carries, not hides).
+
+    >>> recall_at_k([["S1:1"], ["S1:3"], ["S2:4"]], ["S2:4", "S3:1"], 3)
     0.5
-    >>> recall_at_k(["S1:1", "S1:3", "S2:4"], ["S2:4"], 2)
+    >>> recall_at_k([["S1:1"], ["S1:1"], ["S2:4"]], ["S2:4"], 2)
     0.0
     """
     gold = set(evidence)
     if not gold:
         raise DataError("a question with no evidence turns cannot be scored")
-    return len(gold & set(ranked_turns[:k])) / len(gold)
+    return len(gold & turns_in_top(items, k)) / len(gold)
 
 
-def reciprocal_rank(ranked_turns: Sequence[Optional[str]], evidence: Sequence[str]) -> float:
-    """1 / rank of the first evidence turn (0 when none was retrieved).
+def reciprocal_rank(items: Sequence[Sequence[str]], evidence: Sequence[str]) -> float:
+    """1 / rank of the first item that stands for an evidence turn (0 when none does).
 
-    >>> reciprocal_rank(["S1:1", "S1:3", "S2:4"], ["S2:4", "S1:3"])
+    >>> reciprocal_rank([["S1:1"], ["S1:3"], ["S2:4"]], ["S2:4", "S1:3"])
     0.5
     """
     gold = set(evidence)
-    for rank, t in enumerate(ranked_turns, start=1):
-        if t in gold:
+    for rank, item in enumerate(items, start=1):
+        if gold & set(item):
             return 1.0 / rank
     return 0.0
+
+
+def bootstrap_mean(values: Sequence[float], n: int = 1000, seed: int = 42) -> tuple[float, float]:
+    """95% percentile interval of the mean over ``n`` seeded resamples of the items.
+
+    >>> bootstrap_mean([1.0, 1.0, 1.0])
+    (1.0, 1.0)
+    >>> lo, hi = bootstrap_mean([0.0, 1.0] * 50)
+    >>> 0.38 < lo < 0.45 and 0.55 < hi < 0.62
+    True
+    """
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return float("nan"), float("nan")
+    means = v[np.random.default_rng(seed).integers(0, v.size, (n, v.size))].mean(axis=1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
 def prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:

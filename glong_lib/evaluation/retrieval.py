@@ -1,4 +1,5 @@
-"""Evidence retrieval evaluation: Recall@k and MRR on the probes and on LoCoMo."""
+"""Evidence retrieval evaluation: Hit@k, Recall@k and MRR@20, with intervals, on the probes and on
+LoCoMo (over raw turns or over its observation sentences: the oracle-facts ladder)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
 
+import numpy as np
+
 from ..errors import DataError
 from ..extraction import extract_conversation
 from ..io import Checkpoint, atomic_write_json, content_key
-from ..loaders import load_locomo
+from ..loaders import load_locomo, load_locomo_observations, source_turns
 from ..memory import build_memory
 from ..models import cache_dir
 from ..retrieval import (
     PAPER_K,
-    PAPER_SEMANTIC_TOP_N,
     AssociativeRetriever,
     BM25TurnRetriever,
+    FlatEdgeRetriever,
     CachingEncoder,
     DenseTurnRetriever,
     PPRRetriever,
@@ -26,7 +29,14 @@ from ..retrieval import (
 from ..salience import score_conversation
 from ..schema import QA, Conversation, Triple, Turn
 from ..text import normalise_entity, normalise_relation, turn_line
-from .metrics import recall_at_k, reciprocal_rank, unique_turns  # noqa: F401  (re-exported)
+from .metrics import (  # noqa: F401  (re-exported)
+    bootstrap_mean,
+    hit_at_k,
+    paired_bootstrap,
+    recall_at_k,
+    reciprocal_rank,
+    unique_turns,
+)
 
 #: The paper's LongMemEval retrieval numbers, for context beside ours (a different data set:
 #: LME sessions, LLM-built memories and gpt-4o-mini; not comparable number for number).
@@ -49,14 +59,21 @@ PAPER_LME_TABLE7 = {"G-Long (L = 1)": {3: 0.6286, 5: 0.7220}, "G-Long (L = 2)": 
 
 # --------------------------------------------------------------------------- evidence metrics
 
+#: The depth of the reciprocal-rank list (MRR@20).
+MRR_DEPTH = 20
+
+
 @dataclass
 class EvidenceEvaluation:
-    """Per-method Recall@k and MRR, the per-question rows behind them, and what was left out."""
+    """Per-method Hit@k, Recall@k and MRR@20, the per-question rows behind them, and what was left
+    out. ``interval``, ``compare`` and ``by_category`` say how sure each number is and where it
+    comes from."""
 
     metrics: dict[str, dict[str, float]]
     rows: list[dict[str, Any]]
     ks: tuple[int, ...]
     excluded: dict[str, int] = field(default_factory=dict)
+    mrr_depth: int = MRR_DEPTH
 
     def table(self) -> list[dict[str, Any]]:
         return [{"method": m, **{k: round(v, 3) if isinstance(v, float) else v for k, v in d.items()}}
@@ -64,6 +81,26 @@ class EvidenceEvaluation:
 
     def recall_curve(self, method: str) -> tuple[list[int], list[float]]:
         return list(self.ks), [self.metrics[method][f"Recall@{k}"] for k in self.ks]
+
+    def values(self, method: str, metric: str, category: Optional[str] = None) -> list[float]:
+        """The per-question values of one metric, in question order."""
+        return [r[metric] for r in self.rows if r["method"] == method and category in (None, r["category"])]
+
+    def interval(self, method: str, metric: str, category: Optional[str] = None) -> tuple[float, float]:
+        """95% bootstrap interval of a method's mean over the questions (``metrics.bootstrap_mean``)."""
+        return bootstrap_mean(self.values(method, metric, category))
+
+    def compare(self, a: str, b: str, metric: str) -> dict:
+        """Paired bootstrap of ``a - b`` over the same questions (``metrics.paired_bootstrap``)."""
+        return paired_bootstrap(self.values(a, metric), self.values(b, metric))
+
+    def by_category(self, metric: str) -> dict[str, dict[str, float]]:
+        """``{method: {category: mean}}`` plus each category's question count under ``"n"``."""
+        cats = sorted({r["category"] for r in self.rows})
+        out = {m: {c: float(np.mean(self.values(m, metric, c))) for c in cats} for m in self.metrics}
+        first = next(iter(self.metrics), None)
+        out["n"] = {c: len(self.values(first, metric, c)) for c in cats} if first else {}
+        return out
 
 
 def question_time(conv: Conversation, q: QA) -> float:
@@ -100,13 +137,30 @@ def _resolve(spec: RetrieverSpec, conv: Conversation, session: Optional[int], ca
     return cache[key]
 
 
+def ranked_sources(retriever, query: str, now_s: float, depths: Sequence[int]) -> dict[int, list[list[str]]]:
+    """For each depth d, the source turns of each of the top d items (``loaders.source_turns``).
+
+    A retriever whose top d is a prefix of its top d' (turn baselines, PPR) is asked once, at the
+    deepest. G-Long's top k depends on its pool (``pool_size(k)``, at least k), so it is asked once
+    per pool size: k = 1, 3, 5 share the paper's pool of 5, while MRR@20 reranks a pool of 20.
+    """
+    pool_size = getattr(retriever, "pool_size", lambda d: 0)
+    deepest: dict[int, int] = {}
+    for d in depths:
+        deepest[pool_size(d)] = max(d, deepest.get(pool_size(d), 0))
+    lists = {p: [source_turns(t) for t in retriever.retrieve(query, now_s=now_s, k=d).turn_ids]
+             for p, d in deepest.items()}
+    return {d: lists[pool_size(d)][:d] for d in depths}
+
+
 def evaluate_evidence(retrievers: dict[str, RetrieverSpec], questions: Sequence[QA],
                       conversations: Sequence[Conversation], ks: Sequence[int] = (1, 3, 5, 10),
-                      progress: bool = True, checkpoint: Optional[Checkpoint] = None) -> EvidenceEvaluation:
-    """Recall@k (fraction of evidence turns in the first k distinct source turns) and MRR, for every
-    method on the same questions. Each method retrieves ``max(ks)`` items; retrieved triples count
-    as their source turn, and repeats of one turn collapse to its first rank, so a triple retriever
-    can show fewer than ``max(ks)`` distinct turns (a disadvantage it carries, not hides).
+                      progress: bool = True, checkpoint: Optional[Checkpoint] = None,
+                      mrr_depth: int = MRR_DEPTH) -> EvidenceEvaluation:
+    """Hit@k (any evidence turn in the top k items), Recall@k (share of the evidence turns there)
+    and MRR@``mrr_depth`` for every method on the same questions. Each k is its own retrieval of
+    exactly k items (``ranked_sources``); an item counts as the turn(s) it came from, so a triple
+    retriever whose top k repeats a turn shows fewer turns (a disadvantage it carries, not hides).
     Questions whose conversation is missing raise; those with no evidence are skipped and counted.
     With a ``checkpoint`` (``io.Checkpoint``) each question's rows are appended as it finishes, and
     questions already there are not asked again.
@@ -118,8 +172,9 @@ def evaluate_evidence(retrievers: dict[str, RetrieverSpec], questions: Sequence[
     ks = tuple(sorted({int(k) for k in ks}))
     if not ks or ks[0] < 1:
         raise DataError(f"k values should be positive integers, got {ks}")
+    depths = sorted(set(ks) | {int(mrr_depth)})
     by_id = {c.id: c for c in conversations}
-    depth, cache, rows = max(ks), {}, []
+    cache, rows = {}, []
     excluded = {"no evidence": 0}
     for q in tqdm(questions, desc="questions", disable=not progress):
         conv = by_id.get(q.conversation)
@@ -135,27 +190,38 @@ def evaluate_evidence(retrievers: dict[str, RetrieverSpec], questions: Sequence[
         mine = []
         for name, spec in retrievers.items():
             retriever = _resolve(spec, conv, q.asked_in_session, cache, name)
-            ranked = unique_turns(retriever.retrieve(q.question, now_s=now, k=depth).turn_ids)
-            row = {"method": name, "question": q.id, "category": q.category, "rr": reciprocal_rank(ranked, q.evidence)}
-            row.update({f"Recall@{k}": recall_at_k(ranked, q.evidence, k) for k in ks})
+            ranked = ranked_sources(retriever, q.question, now, depths)
+            row = {"method": name, "question": q.id, "category": q.category}
+            row.update({f"Hit@{k}": hit_at_k(ranked[k], q.evidence, k) for k in ks})
+            row.update({f"Recall@{k}": recall_at_k(ranked[k], q.evidence, k) for k in ks})
+            row[f"MRR@{mrr_depth}"] = reciprocal_rank(ranked[mrr_depth], q.evidence)
             mine.append(row)
         rows.extend(mine)
         if checkpoint is not None:
             checkpoint.add(q.id, mine)
     metrics = {}
+    names = [f"Hit@{k}" for k in ks] + [f"Recall@{k}" for k in ks] + [f"MRR@{mrr_depth}"]
     for name in retrievers:
         mine = [r for r in rows if r["method"] == name]
         n = max(1, len(mine))
-        metrics[name] = {f"Recall@{k}": sum(r[f"Recall@{k}"] for r in mine) / n for k in ks}
-        metrics[name]["MRR"] = sum(r["rr"] for r in mine) / n
+        metrics[name] = {m: sum(r[m] for r in mine) / n for m in names}
         metrics[name]["questions"] = len(mine)
-    return EvidenceEvaluation(metrics, rows, ks, {k: v for k, v in excluded.items() if v})
+    return EvidenceEvaluation(metrics, rows, ks, {k: v for k, v in excluded.items() if v}, int(mrr_depth))
 
 
 # --------------------------------------------------------------------------- memories for evaluation
 
-#: Retrieval methods ``make_retrievers`` knows, in display order.
-METHODS = ("glong", "dense", "bm25", "ppr")
+#: Retrieval methods ``make_retrievers`` knows, in display order: G-Long; the same edges with no
+#: graph (``flat``); dense and BM25 over the units the memory was built from (raw turns, or fact
+#: sentences); Personalized PageRank over the same graph; and dense and BM25 over the raw turns
+#: (the reference every memory must beat; identical to ``dense``/``bm25`` when the units are turns).
+METHODS = ("glong", "flat", "dense", "bm25", "ppr", "dense-turns", "bm25-turns")
+
+#: The methods run when none are named (the turn references only when the units are not turns).
+DEFAULT_METHODS = ("glong", "flat", "dense", "bm25", "ppr")
+
+#: What a memory is built from on LoCoMo: the dialogue turns, or LoCoMo's observation sentences.
+MEMORY_SOURCES = ("turns", "observations")
 
 
 def gold_triples(conv: Conversation, before_session: Optional[int] = None) -> list[Triple]:
@@ -171,14 +237,16 @@ def memory_before(conv: Conversation, session: Optional[int], encoder, triples: 
 
 
 def make_retrievers(methods: Sequence[str], memory_for: Callable[[Conversation, Optional[int]], Any],
-                    encoder, depth: int = PAPER_K, glong_params: Optional[dict] = None) -> dict[str, Callable]:
+                    encoder, depth: int = PAPER_K, glong_params: Optional[dict] = None,
+                    raw: Optional[dict[str, Conversation]] = None) -> dict[str, Callable]:
     """Factories ``f(conversation, asked_in_session) -> retriever`` for :func:`evaluate_evidence`.
 
     ``memory_for(conversation, session)`` builds the graph memory (of what was said before
-    ``session``); the graph methods of one (conversation, session) share one memory.
-    To score ranks up to ``depth``, G-Long's final K is
-    ``depth`` and its semantic pool ``max(paper's 5, depth)`` (the paper's pool of 5 cannot rank 10).
-    Evaluation retrievers do not update access times, so every question sees the same memory.
+    ``session``); the graph methods of one (conversation, session) share one memory. ``dense`` and
+    ``bm25`` index the conversation's own turns (its units); ``dense-turns``/``bm25-turns`` index
+    ``raw[conversation id]`` (the dialogue, when the units are fact sentences). ``glong_params``
+    go to G-Long and ``flat`` (and ``edge_text`` to PPR). Evaluation retrievers do not update
+    access times, so every question sees the same memory.
     """
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
@@ -190,13 +258,19 @@ def make_retrievers(methods: Sequence[str], memory_for: Callable[[Conversation, 
             memories[(conv.id, session)] = memory_for(conv, session)
         return memories[(conv.id, session)]
 
-    params = {"semantic_top_n": max(PAPER_SEMANTIC_TOP_N, depth), **(glong_params or {})}
-    params.update(k=depth, update_access=False)
+    def dialogue(conv):
+        return (raw or {}).get(conv.id, conv)
+
+    params = {**(glong_params or {}), "k": depth, "update_access": False}
+    ppr_text = params.get("edge_text", "triple")
     factories = {
         "glong": lambda c, s: AssociativeRetriever(memory(c, s), **params),
-        "ppr": lambda c, s: PPRRetriever(memory(c, s), k=depth),
+        "flat": lambda c, s: FlatEdgeRetriever(memory(c, s), **params),
+        "ppr": lambda c, s: PPRRetriever(memory(c, s), k=depth, edge_text=ppr_text),
         "dense": lambda c, s: DenseTurnRetriever(turns_before(c, s), encoder, k=depth),
         "bm25": lambda c, s: BM25TurnRetriever(turns_before(c, s), k=depth),
+        "dense-turns": lambda c, s: DenseTurnRetriever(turns_before(dialogue(c), s), encoder, k=depth),
+        "bm25-turns": lambda c, s: BM25TurnRetriever(turns_before(dialogue(c), s), k=depth),
     }
     return {m: factories[m] for m in methods}
 
@@ -217,7 +291,7 @@ def _primed(encoder, questions: Sequence[QA], conversations: Sequence[Conversati
 
 
 def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation], encoder,
-                    methods: Sequence[str] = METHODS, ks: Sequence[int] = (1, 3, 5, 10), scorer=None,
+                    methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10), scorer=None,
                     glong_params: Optional[dict] = None, progress: bool = True,
                     checkpoint: Optional[Checkpoint] = None) -> EvidenceEvaluation:
     """Evidence retrieval on the samples' probes: memory from the gold triples of the sessions
@@ -282,44 +356,80 @@ def extractor_key(extractor) -> str:
     return Path(adapter).name if adapter else str(getattr(extractor, "name", "extractor"))
 
 
-def extracted_triples(conv: Conversation, extractor, extractor_name: Optional[str] = None) -> list[Triple]:
+#: Batch size for extracting whole LoCoMo conversations. Measured on 64 LoCoMo turns, 2 cores,
+#: offline adapter: 1.41 utterances/s at 8 (the library default), 1.83 at 16, 2.22 at 32.
+LOCOMO_EXTRACTION_BATCH = 32
+
+
+def extracted_triples(conv: Conversation, extractor, extractor_name: Optional[str] = None,
+                      batch_size: int = LOCOMO_EXTRACTION_BATCH) -> list[Triple]:
     """Triples of every turn of ``conv`` from ``extraction.extract_conversation``, cached on disk
     (extraction runs at a few utterances per second on a CPU; a LoCoMo conversation has ~500 turns)."""
     path = extraction_cache_path(conv, extractor_name or extractor_key(extractor))
     if path.is_file():
         return [Triple.from_dict(d) for d in json.loads(path.read_text())]
-    triples = extract_conversation(conv, extractor)
+    triples = extract_conversation(conv, extractor, batch_size=batch_size)
     atomic_write_json(path, [t.to_dict() for t in triples], indent=None)  # never a half-written cache
     return triples
 
 
-def evaluate_locomo(path, encoder, methods: Sequence[str] = METHODS, ks: Sequence[int] = (1, 3, 5, 10),
-                    conversations: Optional[int] = None, max_turns: Optional[int] = None,
-                    extractor=None, extractor_name: Optional[str] = None, glong_params: Optional[dict] = None,
-                    progress: bool = True, checkpoint: Optional[Checkpoint] = None) -> EvidenceEvaluation:
-    """Evidence retrieval on LoCoMo (categories 1-4), every method in one run. The graph methods
-    need extracted triples (LoCoMo has no gold triples): pass an ``extractor`` or leave them out.
-    Questions are asked after the last session; questions whose evidence falls outside a
-    ``max_turns`` cut are left out and counted."""
-    convs, qas = load_locomo(path)
-    convs = [truncate_conversation(c, max_turns) for c in convs[:conversations or len(convs)]]
-    kept_ids = {c.id for c in convs}
+def locomo_units(path, memory_from: str = "turns", conversations: Optional[int] = None,
+                 max_turns: Optional[int] = None) -> tuple[list[Conversation], list[Conversation], list[QA], dict]:
+    """What a LoCoMo evaluation runs on: the dialogues, the units a memory is built from (the
+    dialogues themselves, or their observation sentences), the questions kept (categories 1-4,
+    evidence inside the turns kept) and the counts of those left out."""
+    if memory_from not in MEMORY_SOURCES:
+        raise DataError(f"unknown memory source '{memory_from}' (choose from {', '.join(MEMORY_SOURCES)})")
+    dialogues, qas = load_locomo(path)
+    dialogues = [truncate_conversation(c, max_turns) for c in dialogues[:conversations or len(dialogues)]]
+    kept_ids = {c.id for c in dialogues}
     qas, excluded = locomo_questions([q for q in qas if q.conversation in kept_ids])
-    present = {c.id: {t.id for t in c.turns()} for c in convs}
+    present = {c.id: {t.id for t in c.turns()} for c in dialogues}
     inside = [q for q in qas if q.evidence and set(q.evidence) <= present[q.conversation]]
     if len(inside) < len(qas):
         excluded["evidence outside the turns kept (or none)"] = len(qas) - len(inside)
-    needs_graph = any(m in ("glong", "ppr") for m in methods)
+    units = dialogues
+    if memory_from == "observations":
+        last = {c.id: max(_dia_key(t.id) for t in c.turns()) for c in dialogues}
+        units = []
+        for c in load_locomo_observations(path):
+            if c.id in kept_ids:
+                for s in c.sessions:
+                    s.turns = [u for u in s.turns if _dia_key(source_turns(u.id)[0]) <= last[c.id]]
+                c.sessions = [s for s in c.sessions if s.turns]
+                units.append(c)
+    return dialogues, units, inside, excluded
+
+
+def _dia_key(turn_id: str) -> tuple[int, int]:
+    """``"D3:7"`` -> (3, 7) (other ids sort first)."""
+    m = re.fullmatch(r"D(\d+):(\d+)", turn_id)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def evaluate_locomo(path, encoder, methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10),
+                    conversations: Optional[int] = None, max_turns: Optional[int] = None,
+                    extractor=None, extractor_name: Optional[str] = None, glong_params: Optional[dict] = None,
+                    progress: bool = True, checkpoint: Optional[Checkpoint] = None,
+                    memory_from: str = "turns") -> EvidenceEvaluation:
+    """Evidence retrieval on LoCoMo (categories 1-4), every method in one run, with the memory
+    built from the dialogue ``turns`` or from LoCoMo's ``observations`` (one fact sentence per unit,
+    each naming the turns it came from; ``locomo_units``). The graph methods need extracted triples
+    (LoCoMo has no gold triples): pass an ``extractor`` or leave them out. Questions are asked
+    after the last session; questions whose evidence falls outside a ``max_turns`` cut are left
+    out and counted."""
+    dialogues, units, inside, excluded = locomo_units(path, memory_from, conversations, max_turns)
+    needs_graph = any(m in ("glong", "flat", "ppr") for m in methods)
     if extractor is None and needs_graph:
         raise DataError("graph methods on LoCoMo need an extractor (LoCoMo has no gold triples)")
-    triples = {c.id: extracted_triples(c, extractor, extractor_name) for c in convs} if needs_graph else {}
-    encoder = _primed(encoder, inside, convs, [t for ts in triples.values() for t in ts])
+    triples = {c.id: extracted_triples(c, extractor, extractor_name) for c in units} if needs_graph else {}
+    encoder = _primed(encoder, inside, units + dialogues, [t for ts in triples.values() for t in ts])
 
     def memory_for(conv, session):
         return memory_before(conv, session, encoder, triples[conv.id])
 
-    retrievers = make_retrievers(methods, memory_for, encoder, max(ks), glong_params)
-    result = evaluate_evidence(retrievers, inside, convs, ks, progress, checkpoint)
+    retrievers = make_retrievers(methods, memory_for, encoder, max(ks), glong_params,
+                                 raw={c.id: c for c in dialogues})
+    result = evaluate_evidence(retrievers, inside, units, ks, progress, checkpoint)
     result.excluded.update(excluded)
     return result
-

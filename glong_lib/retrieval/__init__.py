@@ -3,7 +3,8 @@ baselines it is compared with, all behind ``.retrieve(query, now_s, k) -> Retrie
 
 * ``scoring``: Eq. 4 (the rerank score) and its recency term;
 * ``results``: results, the stage-by-stage trace, embedding caches;
-* ``graph``: ``AssociativeRetriever`` (anchors -> L-hop expansion -> semantic top-N -> Eq. 4) and
+* ``graph``: ``AssociativeRetriever`` (anchors -> L-hop expansion -> semantic top-N -> Eq. 4),
+  ``FlatEdgeRetriever`` (the same without the graph: every edge a candidate) and
   ``PPRRetriever`` (HippoRAG-style Personalized PageRank over the same graph);
 * ``turns``: dense and BM25 retrieval over raw turns.
 
@@ -11,15 +12,22 @@ The evidence evaluation (Recall@k, MRR) lives in ``glong_lib.evaluation.retrieva
 """
 
 from .graph import (  # noqa: F401
+    DEFAULT_HUB_SHARE,
+    HUB_POLICIES,
     AssociativeRetriever,
+    FlatEdgeRetriever,
     PPRRetriever,
+    dedup_edges,
+    hub_nodes,
 )
 from .results import (  # noqa: F401
+    EDGE_TEXTS,
     CachingEncoder,
     EdgeEmbeddingCache,
     RerankTerms,
     RetrievalResult,
     RetrievalTrace,
+    edge_text,
 )
 from .scoring import (  # noqa: F401
     PAPER_ANCHORS,

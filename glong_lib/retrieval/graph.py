@@ -22,8 +22,67 @@ from .scoring import (
 
 # --------------------------------------------------------------------------- G-Long
 
+#: What an anchor that is a hub does (``hubs``): expand every edge as the paper does, or be skipped
+#: in favour of the next-nearest entity that is not a hub.
+HUB_POLICIES = ("expand", "skip")
+
+#: A node is a hub when more than this share of the memory's edges touch it (the speakers of a
+#: LoCoMo conversation touch about half of them).
+DEFAULT_HUB_SHARE = 0.1
+
+
+def dedup_edges(memory, eids: Sequence[int]) -> list[int]:
+    """``eids`` with repeats of one (subject, relation, object) removed; the first occurrence wins
+    (the reference code's rule for the candidate set: a fact said twice is one candidate).
+
+    >>> from glong_lib.memory import GraphMemory, HashEncoder
+    >>> from glong_lib.schema import Triple
+    >>> m = GraphMemory(encoder=HashEncoder(dim=8))
+    >>> ids = m.add_triples([Triple("Ana", "like", "tea"), Triple("Ana", "like", "tea"), Triple("Ana", "like", "jazz")], 0.0, 1)
+    >>> ids, dedup_edges(m, ids)
+    ([0, 1, 2], [0, 2])
+    """
+    seen, out = set(), []
+    for eid in eids:
+        e = memory.edge(eid)
+        key = (e.subject, e.relation, e.object)
+        if key not in seen:
+            seen.add(key)
+            out.append(eid)
+    return out
+
+
+def hub_nodes(memory, share: float = DEFAULT_HUB_SHARE, current_only: bool = False) -> set[str]:
+    """Nodes touched by more than ``share`` of the memory's edges (self-loops count once).
+
+    >>> from glong_lib.memory import GraphMemory, HashEncoder
+    >>> from glong_lib.schema import Triple
+    >>> m = GraphMemory(encoder=HashEncoder(dim=8))
+    >>> _ = m.add_triples([Triple("Ana", "like", x) for x in ("tea", "jazz", "cats")] + [Triple("Bo", "like", "tea")], 0.0, 1)
+    >>> sorted(hub_nodes(m, share=0.5)), sorted(hub_nodes(m, share=0.25))
+    (['ana'], ['ana', 'tea'])
+    """
+    eids = memory.edge_ids(current_only=current_only)
+    count: dict[str, int] = {}
+    for e in map(memory.edge, eids):
+        for node in {e.subject, e.object}:
+            count[node] = count.get(node, 0) + 1
+    return {n for n, c in count.items() if c > share * len(eids)}
+
+
 class AssociativeRetriever:
     """G-Long's associative retriever over a ``GraphMemory`` (every paper hyperparameter a parameter).
+
+    Stages: the ``anchors`` entities nearest the query -> every edge within ``hops`` of them
+    (``dedup``: one per (subject, relation, object), as the reference code) -> the semantic pool,
+    the ``max(semantic_top_n, k)`` candidates most similar to the query -> Eq. 4 rerank -> top ``k``.
+    The pool grows with ``k`` so that asking for k items never returns fewer than k (the paper's
+    pool of 5 with K = 3 is unchanged).
+
+    Beyond the paper, each a measured setting: ``edge_text`` (what an edge is embedded as,
+    ``results.EDGE_TEXTS``) and ``hubs="skip"``, which replaces an anchor that is a hub (a node
+    touching more than ``hub_share`` of the edges, usually a speaker) by the next-nearest entity
+    that is not, so one anchor cannot pull in half the memory.
 
     ``current_only`` skips edges a memory with the ``update`` policy marked superseded (the paper
     stores everything, so the default keeps them). ``update_access`` writes ``last_access_s = now_s``
@@ -34,7 +93,8 @@ class AssociativeRetriever:
     def __init__(self, memory, anchors: int = PAPER_ANCHORS, hops: int = PAPER_HOPS,
                  semantic_top_n: int = PAPER_SEMANTIC_TOP_N, betas: Sequence[float] = PAPER_BETAS,
                  lam: float = PAPER_LAMBDA, k: int = PAPER_K, update_access: bool = True,
-                 current_only: bool = False):
+                 current_only: bool = False, edge_text: str = "triple", dedup: bool = True,
+                 hubs: str = "expand", hub_share: float = DEFAULT_HUB_SHARE):
         for name, value in (("anchors", anchors), ("semantic_top_n", semantic_top_n), ("k", k)):
             if int(value) < 1:
                 raise DataError(f"{name} should be at least 1, got {value}")
@@ -42,15 +102,25 @@ class AssociativeRetriever:
             raise DataError(f"hops should be 1 or more, got {hops}")
         if len(betas) != 3:
             raise DataError(f"betas should be three numbers, got {len(betas)}")
+        if hubs not in HUB_POLICIES:
+            raise DataError(f"unknown hub policy '{hubs}' (choose from {', '.join(HUB_POLICIES)})")
+        if not 0.0 < float(hub_share) <= 1.0:
+            raise DataError(f"hub_share should be in (0, 1], got {hub_share}")
         self.memory = memory
         self.anchors, self.hops, self.semantic_top_n = int(anchors), int(hops), int(semantic_top_n)
         self.betas, self.lam, self.k = tuple(float(b) for b in betas), float(lam), int(k)
         self.update_access, self.current_only = update_access, current_only
-        self.cache = EdgeEmbeddingCache(memory)
+        self.edge_text, self.dedup, self.hubs, self.hub_share = edge_text, bool(dedup), hubs, float(hub_share)
+        self.cache = EdgeEmbeddingCache(memory, mode=edge_text)
 
     def params(self) -> dict[str, Any]:
         return {"anchors": self.anchors, "hops": self.hops, "semantic_top_n": self.semantic_top_n,
-                "betas": list(self.betas), "lam": self.lam, "k": self.k}
+                "betas": list(self.betas), "lam": self.lam, "k": self.k, "edge_text": self.edge_text,
+                "dedup": self.dedup, "hubs": self.hubs}
+
+    def pool_size(self, k: int) -> int:
+        """How many candidates reach the Eq. 4 rerank when ``k`` are asked for."""
+        return max(self.semantic_top_n, int(k))
 
     def warm(self) -> int:
         """Embed every edge now (so the first queries are as fast as the rest); returns the count."""
@@ -72,12 +142,13 @@ class AssociativeRetriever:
 
         qvec = _encode(self.memory.encoder, [query])[0]
         lap("encode")
-        trace.anchors = [(e, float(s)) for e, s in self.memory.nearest_entities(qvec, k=self.anchors)]
+        trace.anchors = self._anchors(qvec)
         lap("anchors")
-        trace.candidates = list(self.memory.incident_edges([e for e, _ in trace.anchors], hops=self.hops,
-                                                           current_only=self.current_only))
+        trace.candidates = self._candidates([e for e, _ in trace.anchors])
+        if self.dedup:
+            trace.candidates = dedup_edges(self.memory, trace.candidates)
         lap("expand")
-        self._semantic(trace, qvec)
+        self._semantic(trace, qvec, self.pool_size(k))
         lap("semantic")
         self._rerank(trace)
         trace.final = [t.eid for t in trace.rerank[:k]]
@@ -86,14 +157,26 @@ class AssociativeRetriever:
             self.memory.touch(trace.final, float(now_s))
         return _graph_result(self.memory, trace.final, [t.score for t in trace.rerank[:k]], trace)
 
-    def _semantic(self, trace: RetrievalTrace, qvec: np.ndarray) -> None:
-        """Coarse stage: S_sem = max(0, cosine) for every candidate; keep the top N."""
+    def _anchors(self, qvec: np.ndarray) -> list[tuple[str, float]]:
+        """The ``anchors`` entities nearest the query (hubs skipped under ``hubs="skip"``)."""
+        if self.hubs == "expand":
+            return [(e, float(s)) for e, s in self.memory.nearest_entities(qvec, k=self.anchors)]
+        hubs = hub_nodes(self.memory, self.hub_share, self.current_only)
+        ranked = self.memory.nearest_entities(qvec, k=self.anchors + len(hubs))
+        return [(e, float(s)) for e, s in ranked if e not in hubs][:self.anchors]
+
+    def _candidates(self, anchors: list[str]) -> list[int]:
+        """Every edge within ``hops`` of the anchors."""
+        return list(self.memory.incident_edges(anchors, hops=self.hops, current_only=self.current_only))
+
+    def _semantic(self, trace: RetrievalTrace, qvec: np.ndarray, pool: int) -> None:
+        """Coarse stage: S_sem = max(0, cosine) for every candidate; keep the top ``pool``."""
         if not trace.candidates:
             return
         sims = np.maximum(self.cache.get(trace.candidates) @ qvec, 0.0)
         order = np.argsort(-sims, kind="stable")  # ties keep the expansion order
         trace.semantic = [(trace.candidates[i], float(sims[i])) for i in order]
-        trace.pool = [e for e, _ in trace.semantic[:self.semantic_top_n]]
+        trace.pool = [e for e, _ in trace.semantic[:pool]]
 
     def _rerank(self, trace: RetrievalTrace) -> None:
         """Fine stage: Eq. 4 on the pool; stable sort, so ties keep the semantic order."""
@@ -109,6 +192,18 @@ class AssociativeRetriever:
         trace.rerank = sorted(terms, key=lambda t: -t.score)
 
 
+class FlatEdgeRetriever(AssociativeRetriever):
+    """The same edges, texts and Eq. 4 rerank as ``AssociativeRetriever``, with no graph: every
+    edge is a candidate. The controlled comparison for "does the graph expansion add anything?"
+    (anything G-Long gains or loses against it is the anchors-and-hops step alone)."""
+
+    def _anchors(self, qvec: np.ndarray) -> list[tuple[str, float]]:
+        return []
+
+    def _candidates(self, anchors: list[str]) -> list[int]:
+        return self.memory.edge_ids(current_only=self.current_only)
+
+
 # --------------------------------------------------------------------------- PPR (HippoRAG-style)
 
 class PPRRetriever:
@@ -122,10 +217,10 @@ class PPRRetriever:
     """
 
     def __init__(self, memory, anchors: int = PAPER_ANCHORS, damping: float = 0.5,
-                 k: int = PAPER_K, current_only: bool = False):
+                 k: int = PAPER_K, current_only: bool = False, edge_text: str = "triple"):
         self.memory, self.anchors, self.damping, self.k = memory, int(anchors), float(damping), int(k)
         self.current_only = current_only
-        self.cache = EdgeEmbeddingCache(memory)
+        self.cache = EdgeEmbeddingCache(memory, mode=edge_text)
         self._graph = None
         self._graph_size = -1
 

@@ -7,6 +7,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
+from ..errors import DataError
 from ..schema import MemoryEdge
 from .scoring import PAPER_BETAS
 
@@ -134,14 +135,40 @@ class CachingEncoder:
         return np.stack([self.vectors[t] for t in texts])
 
 
+#: What an edge is embedded as (``edge_text``): the paper's triple words, the sentence the triple
+#: came from, or both.
+EDGE_TEXTS = ("triple", "source", "both")
+
+
+def edge_text(edge: MemoryEdge, mode: str = "triple") -> str:
+    """The text of ``edge`` that retrieval embeds and compares with the query.
+
+    ``triple`` is the paper's ("subject relation object"); ``source`` the utterance (or fact
+    sentence) it was extracted from, prefixed by its speaker; ``both`` the two joined. An edge with
+    no source falls back to its triple.
+
+    >>> e = MemoryEdge("maya", "have_pet", "dog", 1.0, 0.0, 0.0, speaker="Maya", source_text="I adopted a puppy!")
+    >>> edge_text(e), edge_text(e, "source"), edge_text(e, "both")
+    ('maya have_pet dog', 'Maya: I adopted a puppy!', 'maya have_pet dog | Maya: I adopted a puppy!')
+    """
+    if mode not in EDGE_TEXTS:
+        raise DataError(f"unknown edge text '{mode}' (choose from {', '.join(EDGE_TEXTS)})")
+    if mode == "triple" or not edge.source_text:
+        return edge.text()
+    source = f"{edge.speaker}: {edge.source_text}" if edge.speaker else edge.source_text
+    return source if mode == "source" else f"{edge.text()} | {source}"
+
+
 class EdgeEmbeddingCache:
-    """Embeddings of edge texts keyed by edge id, computed once (in batches) and then reused.
+    """Embeddings of edge texts (``edge_text(edge, mode)``) keyed by edge id, computed once (in
+    batches) and then reused.
 
     Rows live in one growing matrix so a query's candidates are gathered with one fancy index.
     """
 
-    def __init__(self, memory, batch_size: int = 256):
-        self.memory = memory
+    def __init__(self, memory, batch_size: int = 256, mode: str = "triple"):
+        edge_text(MemoryEdge("", "", "", 1.0, 0.0, 0.0), mode)  # reject an unknown mode now
+        self.memory, self.mode = memory, mode
         self.batch_size = batch_size
         self.row: dict[int, int] = {}
         self.matrix: Optional[np.ndarray] = None
@@ -154,7 +181,7 @@ class EdgeEmbeddingCache:
         missing = [e for e in dict.fromkeys(eids) if e not in self.row]
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start:start + self.batch_size]
-            vecs = _encode(self.memory.encoder, [self.memory.edge(e).text() for e in chunk])
+            vecs = _encode(self.memory.encoder, [edge_text(self.memory.edge(e), self.mode) for e in chunk])
             base = 0 if self.matrix is None else self.matrix.shape[0]
             self._grow(vecs.astype(np.float32))
             self.row.update({e: base + i for i, e in enumerate(chunk)})
