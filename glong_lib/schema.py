@@ -182,9 +182,13 @@ class MemoryEdge:
     speaker: Optional[str] = None
     source_text: str = ""
     superseded_s: Optional[float] = None
+    date: Optional[str] = None  # when the fact happened ("7 May 2023"; dates.edge_date), if the session is dated
 
     def text(self) -> str:
         return f"{self.subject} {self.relation} {self.object}"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["date"] is None:
+            del d["date"]  # memories from undated sessions save exactly as before the field existed
+        return d

@@ -320,3 +320,48 @@ def test_drawings_render_and_mark_superseded_edges(c01, tmp_path):
                                            "supersede": mem.growth()})}.items():
         assert save_figure(f, name, tmp_path).is_file()
         plt.close(f)
+
+
+# --------------------------------------------------------------------------- dates on edges (issue 14)
+
+def test_relative_dates_resolved_by_hand():
+    from datetime import datetime
+
+    from glong_lib.dates import resolve_date
+
+    said = datetime(2023, 5, 8, 13, 56)  # a Monday
+    cases = {
+        "I went to a support group yesterday.": "7 May 2023",
+        "the day before yesterday we hiked": "6 May 2023",
+        "Tonight I'm painting.": "8 May 2023",
+        "My recital is tomorrow!": "9 May 2023",
+        "I started 3 days ago": "5 May 2023",
+        "Last week I ran a charity race": "the week before 8 May 2023",
+        "we're moving next month": "June 2023",
+        "Last year I painted a sunrise": "2022",
+        "last Friday was fun": "5 May 2023",
+        "last Monday was fun": "1 May 2023",        # today is Monday: the one a week ago
+        "See you next Saturday": "13 May 2023",
+        "two months ago, and yesterday too": "March 2023",  # the earliest expression wins
+        "I love tea": None,
+    }
+    assert {text: resolve_date(text, said) for text in cases} == cases
+    assert resolve_date("a year ago", datetime(2024, 1, 31)) == "2023"
+    assert resolve_date("last month", datetime(2024, 1, 31)) == "December 2023"
+
+
+def test_dated_sessions_put_dates_on_edges_and_round_trip(tmp_path):
+    from glong_lib.memory import GraphMemory, HashEncoder
+    from glong_lib.schema import Session, Triple, Turn
+
+    turn = Turn("D1:1", "Ana", "I adopted a cat yesterday.")
+    dated = Session(1, [turn], date="2023-05-08T13:56:00")
+    m = GraphMemory(encoder=HashEncoder(dim=8))
+    eid = m.add_session(dated, [Triple("I", "adopted", "a cat", speaker="Ana", turn_id="D1:1", source=turn.text)])[0]
+    plain = m.add_session(Session(2, [Turn("D2:1", "Ana", "I like tea")]),
+                          [Triple("I", "like", "tea", speaker="Ana", turn_id="D2:1", source="I like tea")])[0]
+    assert m.edge(eid).date == "7 May 2023" and m.edge(plain).date is None
+    assert "date" not in m.edge(plain).to_dict()  # undated memories save as before
+    m.save(tmp_path / "mem")
+    back = GraphMemory.load(tmp_path / "mem", encoder=HashEncoder(dim=8))
+    assert back.edge(eid).date == "7 May 2023" and back.edge(plain).date is None

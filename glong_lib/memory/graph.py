@@ -42,6 +42,7 @@ from typing import Any, Iterable, Optional, Sequence, Union
 import networkx as nx
 import numpy as np
 
+from ..dates import edge_date
 from ..errors import DataError
 from ..models import load_encoder
 from ..schema import Conversation, MemoryEdge, Session, Triple
@@ -205,16 +206,18 @@ class GraphMemory:
     # ---------------------------------------------------------------- edges
 
     def add_triples(self, triples: Sequence[Triple], time_s: Union[float, Sequence[float]],
-                    session: Optional[int] = None) -> list[int]:
+                    session: Optional[int] = None, dates: Optional[Sequence[Optional[str]]] = None) -> list[int]:
         """Store ``triples`` as edges created (and last accessed) at ``time_s`` on the conversation
-        clock: one time for all, or one per triple. ``session`` overrides ``triple.session``.
+        clock: one time for all, or one per triple. ``session`` overrides ``triple.session``;
+        ``dates`` (one per triple) are the absolute dates the facts happened (``dates.edge_date``).
         Returns the new edge ids in order. A triple with an empty subject, relation or object
         after normalisation is not stored and is counted in ``skipped`` (so the list can be shorter)."""
         times = [float(time_s)] * len(triples) if np.isscalar(time_s) else [float(t) for t in time_s]
-        if len(times) != len(triples):
-            raise DataError(f"{len(times)} times given for {len(triples)} triples")
+        dates = [None] * len(triples) if dates is None else list(dates)
+        if len(times) != len(triples) or len(dates) != len(triples):
+            raise DataError(f"{len(times)} times and {len(dates)} dates given for {len(triples)} triples")
         rows = []
-        for t, when in zip(triples, times):
+        for t, when, day in zip(triples, times, dates):
             subj, rel, obj = normalise_entity(t.subject, t.speaker), normalise_relation(t.relation), \
                 normalise_entity(t.object, t.speaker)
             if not (subj and rel and obj):
@@ -225,7 +228,7 @@ class GraphMemory:
                 raise DataError(f"triple '{t.text()}' has weight {t.weight}; weights (Eq. 3) are in [0, 1]")
             if not math.isfinite(when):
                 raise DataError(f"triple '{t.text()}' has time {when}")
-            rows.append((t, subj, rel, obj, weight, when, session if session is not None else t.session))
+            rows.append((t, subj, rel, obj, weight, when, session if session is not None else t.session, day))
         names = [n for r in rows for n in (r[1], r[3])]
         labels = [entity_label(x, r[0].speaker) for r in rows for x in (r[0].subject, r[0].object)]
         self._intern(names, labels, [r[5] for r in rows for _ in (0, 1)], [r[6] for r in rows for _ in (0, 1)])
@@ -238,10 +241,11 @@ class GraphMemory:
             triples = [tr for turn in session.turns for tr in turn.triples]
         when = {t.id: t.time_s for t in session.turns}
         times = [when.get(t.turn_id, session.start_s) for t in triples]
-        return self.add_triples(list(triples), times, session=session.index)
+        dates = [edge_date(t.source, session.date) for t in triples]
+        return self.add_triples(list(triples), times, session=session.index, dates=dates)
 
     def _add_edge(self, t: Triple, subj: str, rel: str, obj: str, weight: float, when: float,
-                  session: Optional[int]) -> int:
+                  session: Optional[int], day: Optional[str] = None) -> int:
         subj, obj = self.aliases.get(subj, subj), self.aliases.get(obj, obj)
         eid = self._next_eid
         self._next_eid += 1
@@ -250,7 +254,7 @@ class GraphMemory:
                 self.graph.edges[self._ends[old] + (old,)]["superseded_s"] = when
                 self.superseded_by[old] = eid
         edge = MemoryEdge(subj, rel, obj, weight, when, when, session=session, turn_id=t.turn_id,
-                          speaker=t.speaker, source_text=t.source or "")
+                          speaker=t.speaker, source_text=t.source or "", date=day)
         self._link(eid, edge)
         return eid
 
@@ -376,7 +380,6 @@ class GraphMemory:
                          "new edges": sum(1 for _, m in upto if m.session == s)})
         return rows
 
-
     # ---------------------------------------------------------------- persistence (files: persistence.py)
 
     def to_json(self) -> dict[str, Any]:
@@ -416,7 +419,7 @@ class GraphMemory:
             self.graph.add_node(n["name"], node_id=len(self.entities) - 1, label=n["label"],
                                 created_s=n["created_s"], first_session=n["first_session"])
         for e in state["edges"]:
-            self._link(int(e["eid"]), MemoryEdge(**{k: e[k] for k in _EDGE_FIELDS}))
+            self._link(int(e["eid"]), MemoryEdge(**{k: e[k] for k in _EDGE_FIELDS if k in e}))  # "date" may be absent
         self.aliases = {str(k): str(v) for k, v in state["aliases"].items()}
         self.merges = list(state["merges"])
         self.superseded_by = {int(k): int(v) for k, v in state["superseded_by"].items()}

@@ -53,6 +53,9 @@ EDGE_FIELDS = {"subject": str, "relation": str, "object": str, "weight": (int, f
                "turn_id": (str, type(None)), "speaker": (str, type(None)), "source_text": str,
                "superseded_s": (int, float, type(None))}
 
+#: Edge fields a saved memory may leave out (written only when set).
+OPTIONAL_EDGE_FIELDS = {"date": str}
+
 
 # --------------------------------------------------------------------------- invariants
 
@@ -104,6 +107,9 @@ def check_state(state: dict, path: Path) -> None:
         for key, kind in EDGE_FIELDS.items():
             if key not in e or not isinstance(e[key], kind) or isinstance(e[key], bool):
                 _fail(f"edge {eid}: '{key}' is {e.get(key)!r}", path)
+        for key, kind in OPTIONAL_EDGE_FIELDS.items():
+            if key in e and not isinstance(e[key], kind):
+                _fail(f"edge {eid}: '{key}' is {e[key]!r}", path)
         if e["subject"] not in names or e["object"] not in names:
             _fail(f"edge {eid} names an entity that is not a node", path)
         if not (math.isfinite(e["weight"]) and 0.0 <= e["weight"] <= 1.0):
