@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import statistics
@@ -37,9 +38,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_memory import BATCH, synthetic  # noqa: E402  (the same synthetic memories as the memory benchmark)
 
-from glong_lib.evaluation.retrieval import METHODS, evaluate_locomo  # noqa: E402
+from glong_lib.config import RECOMMENDED_RETRIEVAL  # noqa: E402
 from glong_lib.memory import GraphMemory, HashEncoder  # noqa: E402
-from glong_lib.retrieval import AssociativeRetriever, PPRRetriever  # noqa: E402
+from glong_lib.retrieval import PAPER_LAMBDA, AssociativeRetriever, PPRRetriever  # noqa: E402
 
 
 class FakeEncoder(HashEncoder):
@@ -109,33 +110,128 @@ def latency(sizes: list[int], n_queries: int, seed: int = 0) -> list[dict]:
     return rows
 
 
+#: The paper's retrieval settings (Appendix B, the reference code's dedup) and the one these runs
+#: recommend, as G-Long parameters (``AssociativeRetriever``).
+PAPER = {"edge_text": "triple", "lam": PAPER_LAMBDA, "hubs": "expand", "dedup": True, "hops": 1}
+RECOMMENDED = dict(RECOMMENDED_RETRIEVAL.as_kwargs(), k=5)
+
+#: Recency rates swept (per second) and their half-lives.
+LAMBDAS = [0.0, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5]
+
+
+def paper_variants(memory_from: str) -> dict[str, tuple[str, dict]]:
+    """Retrievers over the paper's memory (the extracted triples only): references over raw turns
+    and over the same units, the paper's G-Long and its controls, and one-factor sweeps from it."""
+    v: dict[str, tuple[str, dict]] = {}
+    if memory_from == "observations":
+        v["dense over turns"] = ("dense-turns", {})
+        v["bm25 over turns"] = ("bm25-turns", {})
+    v[f"dense over {memory_from}"] = ("dense", {})
+    v[f"bm25 over {memory_from}"] = ("bm25", {})
+    v["G-Long, paper"] = ("glong", PAPER)
+    v["flat edges, paper"] = ("flat", PAPER)
+    v["PPR, paper"] = ("ppr", PAPER)
+    v["G-Long, paper, L=2"] = ("glong", {**PAPER, "hops": 2})
+    v["G-Long, paper, no dedup"] = ("glong", {**PAPER, "dedup": False})
+    for text in ("source", "both"):
+        v[f"G-Long, paper, edge text {text}"] = ("glong", {**PAPER, "edge_text": text})
+    v["G-Long, paper, hubs skipped"] = ("glong", {**PAPER, "hubs": "skip"})
+    for lam in LAMBDAS:
+        if lam != PAPER["lam"]:
+            v[f"G-Long, paper, lambda {lam:g}"] = ("glong", {**PAPER, "lam": lam})
+    return v
+
+
+def recommended_variants() -> dict[str, tuple[str, dict]]:
+    """Retrievers over the recommended memory (units the extractor found nothing in kept whole)."""
+    return {
+        "G-Long, recommended": ("glong", RECOMMENDED),
+        "flat edges, recommended": ("flat", RECOMMENDED),
+        "PPR, recommended": ("ppr", RECOMMENDED),
+        "G-Long, recommended, L=2": ("glong", {**RECOMMENDED, "hops": 2}),
+        "G-Long, recommended, hubs skipped": ("glong", {**RECOMMENDED, "hubs": "skip"}),
+        "G-Long, recommended, paper lambda": ("glong", {**RECOMMENDED, "lam": PAPER_LAMBDA}),
+        "G-Long, recommended, triple text": ("glong", {**RECOMMENDED, "edge_text": "triple"}),
+    }
+
+
+def half_life(lam: float) -> str:
+    return "off" if lam == 0 else f"{math.log(2) / lam / 86400:,.0f} days"
+
+
+def report(result, memory_from: str, seconds: float) -> dict:
+    """Print one rung: every variant with intervals, per category, and the paired comparisons."""
+    ks = result.ks
+    print(f"\n=== memory from {memory_from}: {result.metrics[next(iter(result.metrics))]['questions']} questions, "
+          f"{seconds:.0f} s; excluded {result.excluded}")
+    head = "".join(f"{'Hit@' + str(k):>8}" for k in ks) + f"{'Hit@5 95% CI':>16}{'Recall@5':>10}{'MRR@20':>8}"
+    print(f"{'variant':<42}{head}")
+    rows = []
+    for name, m in result.metrics.items():
+        lo, hi = result.interval(name, "Hit@5")
+        print(f"{name:<42}" + "".join(f"{m[f'Hit@{k}']:>8.3f}" for k in ks)
+              + f"{f'[{lo:.3f}, {hi:.3f}]':>16}{m['Recall@5']:>10.3f}{m['MRR@20']:>8.3f}")
+        rows.append({"variant": name, **{k: round(v, 4) for k, v in m.items()}, "Hit@5 CI": [round(lo, 4), round(hi, 4)]})
+    cats = result.by_category("Hit@5")
+    n = cats.pop("n")
+    print("\nHit@5 per category (" + ", ".join(f"{c}: {k}" for c, k in n.items()) + " questions)")
+    print(f"{'variant':<42}" + "".join(f"{c:>13}" for c in n))
+    for name, per in cats.items():
+        print(f"{name:<42}" + "".join(f"{per[c]:>13.3f}" for c in n))
+    ref = "dense over turns"
+    pairs = [("G-Long, paper", ref), ("G-Long, recommended", ref), ("G-Long, recommended", f"dense over {memory_from}"),
+             ("G-Long, recommended", "flat edges, recommended"), ("G-Long, paper", "flat edges, paper"),
+             ("G-Long, paper", "PPR, paper"), ("G-Long, paper", "G-Long, paper, L=2"),
+             ("G-Long, recommended", "G-Long, recommended, L=2"), ("G-Long, paper, edge text source", "G-Long, paper"),
+             ("G-Long, paper, lambda 0", "G-Long, paper"), ("G-Long, paper, hubs skipped", "G-Long, paper"),
+             ("G-Long, recommended", "G-Long, recommended, paper lambda"),
+             ("G-Long, recommended", "G-Long, recommended, hubs skipped"),
+             ("G-Long, recommended", "G-Long, recommended, triple text"), ("G-Long, recommended", "G-Long, paper")]
+    print("\nPaired differences (bootstrap over questions, 95%):")
+    diffs = []
+    for a, b in pairs:
+        for metric in ("Hit@1", "Hit@5"):
+            d = result.compare(a, b, metric)
+            print(f"  {a} - {b}: {metric} {d['mean_diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]")
+            diffs.append({"a": a, "b": b, "metric": metric, **{k: d[k] for k in ("mean_diff", "ci_low", "ci_high")}})
+    glong, dense = result.metrics["G-Long, recommended"]["Hit@5"], result.metrics[ref]["Hit@5"]
+    print(f"  aim: G-Long (recommended) Hit@5 / {ref} Hit@5 = {glong / max(dense, 1e-9):.2f} (aim >= 1.2)")
+    return {"rows": rows, "by_category": cats, "n_by_category": n, "paired": diffs, "excluded": result.excluded}
+
+
 def locomo(args) -> dict:
+    from glong_lib.evaluation.locomo import answer_coverage, evaluate_variants, extracted_triples, locomo_units
+    from glong_lib.evaluation.retrieval import merge_evaluations
+    from glong_lib.extraction import load_extractor
     from glong_lib.models import load_encoder
 
     path = Path(os.environ["GLONG_REAL_DATA"]) / "locomo" / "locomo_dev.json"
-    methods = args.methods.split(",")
-    extractor = None
-    if any(m in ("glong", "ppr") for m in methods):
-        from glong_lib.extraction import load_extractor
-
-        extractor = load_extractor(args.profile)
-    start = time.perf_counter()
-    result = evaluate_locomo(path, load_encoder(args.profile), methods, ks=(1, 3, 5),
-                             conversations=args.conversations, max_turns=args.max_turns, extractor=extractor)
-    table = result.table()
-    print(f"\nLoCoMo evidence retrieval ({time.perf_counter() - start:.0f} s; conversations: "
-          f"{args.conversations or 'all'}, max turns: {args.max_turns or 'all'})")
-    for row in table:
-        print("  " + "  ".join(f"{k} {v}" for k, v in row.items()))
-    print("  excluded:", result.excluded)
-    return {"metrics": table, "excluded": result.excluded}
+    extractor = load_extractor(args.profile)
+    encoder = load_encoder(args.profile)
+    out = {"paper": PAPER, "recommended": RECOMMENDED,
+           "lambdas": {f"{lam:g}": half_life(lam) for lam in LAMBDAS}}
+    print("recency half-lives:", out["lambdas"])
+    for memory_from in args.memory_from:
+        start = time.perf_counter()
+        _, units, questions, _ = locomo_units(path, memory_from, args.conversations, args.max_turns)
+        triples = {c.id: extracted_triples(c, extractor) for c in units}
+        cover = answer_coverage(questions, units, triples)
+        print(f"\n[{memory_from}] evidence turns whose answer words survive: in the units {cover['units']:.3f}, "
+              f"in their triples {cover['triples']:.3f} ({cover['evidence turns']} evidence turns)")
+        common = dict(ks=(1, 3, 5), conversations=args.conversations, max_turns=args.max_turns,
+                      extractor=extractor, memory_from=memory_from, progress=False)
+        result = merge_evaluations(evaluate_variants(path, encoder, paper_variants(memory_from), **common),
+                                   evaluate_variants(path, encoder, recommended_variants(), keep_unextracted=True,
+                                                     **common))
+        out[memory_from] = {"answer coverage": cover, **report(result, memory_from, time.perf_counter() - start)}
+    return out
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     p.add_argument("--queries", type=int, default=100, help="queries timed per size")
-    p.add_argument("--methods", default=",".join(METHODS))
+    p.add_argument("--memory-from", nargs="*", default=["observations", "turns"], choices=["observations", "turns"])
     p.add_argument("--conversations", type=int, default=None, help="LoCoMo: the first N conversations")
     p.add_argument("--max-turns", type=int, default=None, help="LoCoMo: the first N turns of each")
     p.add_argument("--profile", default="offline")

@@ -13,6 +13,7 @@ import pytest
 
 from glong_lib import retrieval as R
 from glong_lib.errors import DataError
+from glong_lib.evaluation import locomo as LC
 from glong_lib.evaluation import retrieval as RE
 from glong_lib.loaders import load_conversations, load_probes
 from glong_lib.schema import QA, Conversation, Session, Triple, Turn
@@ -246,7 +247,7 @@ def test_question_time_and_turn_cut(sample_dir):
     q = QA(conv.id, "q", "a", ["S1:3"], "single-hop", asked_in_session=3)
     assert RE.question_time(conv, q) == conv.sessions[2].start_s
     assert {t.id.split(":")[0] for t in RE.turns_before(conv, 3)} == {"S1", "S2"}
-    cut = RE.truncate_conversation(conv, 5)
+    cut = LC.truncate_conversation(conv, 5)
     assert len(cut.turns()) == 5 and len(conv.turns()) > 5
 
 
@@ -348,13 +349,13 @@ def test_cli_query_and_eval(tmp_path, sample_dir, capsys):
 @pytest.mark.real_data
 def test_locomo_turn_baselines(real_data):
     path = real_data / "locomo" / "locomo_dev.json"
-    ev = RE.evaluate_locomo(path, WordEncoder(), methods=["bm25", "dense"], ks=(1, 5), conversations=1,
+    ev = LC.evaluate_locomo(path, WordEncoder(), methods=["bm25", "dense"], ks=(1, 5), conversations=1,
                            max_turns=120, progress=False)
     assert ev.excluded["adversarial (category 5)"] > 0
     assert ev.metrics["bm25"]["questions"] > 0
     assert 0.0 <= ev.metrics["bm25"]["Recall@1"] <= ev.metrics["bm25"]["Recall@5"] <= 1.0
     with pytest.raises(DataError):
-        RE.evaluate_locomo(path, WordEncoder(), methods=["glong"], conversations=1, progress=False)
+        LC.evaluate_locomo(path, WordEncoder(), methods=["glong"], conversations=1, progress=False)
 
 
 # --------------------------------------------------------------------------- issue 14: pool, dedup, hubs, flat, units
@@ -459,8 +460,37 @@ def test_observation_units_and_their_evidence(tmp_path):
 def test_locomo_units_cut_and_memory_source(tmp_path):
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps([LOCOMO_FIXTURE]))
-    dialogues, units, questions, excluded = RE.locomo_units(path, "observations", max_turns=3)
+    dialogues, units, questions, excluded = LC.locomo_units(path, "observations", max_turns=3)
     assert [u.id for u in units[0].turns()] == ["D1:1+D1:3", "D1:2"]  # D2:1 is past the cut
     assert [q.answer for q in questions] == ["Miso"] and sum(excluded.values()) == 1
     with pytest.raises(DataError):
-        RE.locomo_units(path, "summaries")
+        LC.locomo_units(path, "summaries")
+
+
+def test_dedup_by_source_text_and_merging_runs(tmp_path):
+    """Embedded as their sentence, two triples of one sentence are one candidate (they would
+    otherwise take two of the k slots with one fact); runs over the same questions merge."""
+    m = graph_memory()
+    said = "I adopted a cat and a dog"
+    a, b = m.add_triples([Triple("Ana", "adopted", "cat", speaker="Ana", turn_id="S1:1", source=said),
+                          Triple("Ana", "adopted", "dog", speaker="Ana", turn_id="S1:1", source=said)], 0.0)
+    assert R.dedup_edges(m, [a, b], "triple") == [a, b] and R.dedup_edges(m, [a, b], "source") == [a]
+    conv = Conversation("c", ["A"], [Session(1, [Turn("S1:1", "A", "x"), Turn("S1:2", "A", "y")])])
+    conv.assign_clock()
+    qs = [QA("c", "q", "a", ["S1:2"], "single-hop", id="q1")]
+    one = RE.evaluate_evidence({"a": Fixed(["S1:2"])}, qs, [conv], ks=(1,), progress=False)
+    two = RE.evaluate_evidence({"b": Fixed(["S1:1"])}, qs, [conv], ks=(1,), progress=False)
+    both = RE.merge_evaluations(one, two)
+    assert both.compare("a", "b", "Hit@1")["mean_diff"] == 1.0
+    with pytest.raises(DataError):
+        RE.merge_evaluations(one, one)
+
+
+def test_answer_coverage_counts_what_triples_keep():
+    from glong_lib.evaluation.locomo import answer_coverage
+
+    conv = Conversation("c", ["Ana"], [Session(1, [Turn("D1:1", "Ana", "My cat is called Miso"),
+                                                   Turn("D1:2", "Ana", "I play the violin")])])
+    qs = [QA("c", "cat's name?", "Miso", ["D1:1"], "single-hop"), QA("c", "instrument?", "violin", ["D1:2"], "single-hop")]
+    triples = {"c": [Triple("Ana", "have_pet", "cat", turn_id="D1:1"), Triple("Ana", "play", "violin", turn_id="D1:2")]}
+    assert answer_coverage(qs, [conv], triples) == {"evidence turns": 2, "units": 1.0, "triples": 0.5}

@@ -43,12 +43,19 @@ def register(sub) -> None:
                         "(default: glong,flat,dense,bm25,ppr, plus dense-turns,bm25-turns for --memory-from observations)")
     e.add_argument("--memory-from", choices=("turns", "observations"), default="turns",
                    help="LoCoMo: build the memory from the dialogue turns or from its observation sentences")
-    e.add_argument("--edge-text", choices=("triple", "source", "both"), default="triple",
-                   help="what an edge is embedded as (paper: triple)")
+    e.add_argument("--paper", action="store_true",
+                   help="LoCoMo: the paper's retrieval settings (edge text triple, lambda 1e-7, extracted triples only) "
+                        "instead of the ones measured best for extracted triples (edge text source, lambda 0, units "
+                        "without triples kept). The probes (gold triples) always default to the paper's")
+    e.add_argument("--edge-text", choices=("triple", "source", "both"), default=None,
+                   help="what an edge is embedded as (paper: triple; recommended: source)")
     e.add_argument("--hubs", choices=("expand", "skip"), default="expand",
                    help="an anchor touching more than 10%% of the edges: expand it (paper) or skip to the next entity")
-    e.add_argument("--lam", type=number(float, 0.0, 1.0), default=1e-7,
-                   help="recency decay per second of Eq. 4 (paper: 1e-7, a half-life of 80 days; 0: off)")
+    e.add_argument("--lam", type=number(float, 0.0, 1.0), default=None,
+                   help="recency decay per second of Eq. 4 (paper: 1e-7, a half-life of 80 days; recommended: 0, off)")
+    e.add_argument("--keep-unextracted", choices=("yes", "no"), default=None,
+                   help="LoCoMo: store a unit the extractor found no triple in whole, as (speaker, said, text) "
+                        "(recommended: yes; paper: no)")
     e.add_argument("--no-dedup", action="store_true",
                    help="keep repeated (subject, relation, object) candidates (the reference code drops them)")
     e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10)")
@@ -138,7 +145,8 @@ def _extractor_or_none(args):
 
 
 def run_eval(args) -> int:
-    from ..evaluation.retrieval import METHODS, evaluate_locomo, evaluate_probes
+    from ..evaluation.locomo import evaluate_locomo
+    from ..evaluation.retrieval import METHODS, evaluate_probes
 
     from ..evaluation.retrieval import DEFAULT_METHODS
 
@@ -151,8 +159,12 @@ def run_eval(args) -> int:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
     ks = _ints(args.k, "--k")
     checkpoint = checkpoint_from(args)
-    params = {"hops": args.hops, "anchors": args.anchors, "edge_text": args.edge_text, "hubs": args.hubs,
-              "lam": args.lam, "dedup": not args.no_dedup}
+    from ..config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL
+
+    base = PAPER_RETRIEVAL if args.paper or not args.locomo else RECOMMENDED_RETRIEVAL
+    params = {"hops": args.hops, "anchors": args.anchors, "edge_text": args.edge_text or base.edge_text,
+              "hubs": args.hubs, "lam": base.lam if args.lam is None else args.lam, "dedup": not args.no_dedup}
+    keep = (not args.paper) if args.keep_unextracted is None else args.keep_unextracted == "yes"
     encoder = None
     if any(not m.startswith("bm25") for m in methods):
         from ..models import load_encoder
@@ -167,7 +179,8 @@ def run_eval(args) -> int:
             raise DataError("no method left to evaluate (graph methods need the extractor)")
         result = evaluate_locomo(args.locomo, encoder, methods, ks, conversations=args.conversations,
                                  max_turns=args.max_turns, extractor=extractor, glong_params=params,
-                                 checkpoint=checkpoint, memory_from=args.memory_from)
+                                 checkpoint=checkpoint, memory_from=args.memory_from,
+                                 keep_unextracted=keep)
     else:
         from ..loaders import load_conversations, load_probes
 

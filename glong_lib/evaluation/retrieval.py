@@ -3,20 +3,15 @@ LoCoMo (over raw turns or over its observation sentences: the oracle-facts ladde
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from ..errors import DataError
-from ..extraction import extract_conversation
-from ..io import Checkpoint, atomic_write_json, content_key
-from ..loaders import load_locomo, load_locomo_observations, source_turns
+from ..io import Checkpoint
+from ..loaders import source_turns
 from ..memory import build_memory
-from ..models import cache_dir
 from ..retrieval import (
     PAPER_K,
     AssociativeRetriever,
@@ -101,6 +96,22 @@ class EvidenceEvaluation:
         first = next(iter(self.metrics), None)
         out["n"] = {c: len(self.values(first, metric, c)) for c in cats} if first else {}
         return out
+
+
+def merge_evaluations(*parts: EvidenceEvaluation) -> EvidenceEvaluation:
+    """One evaluation from several runs over the same questions with the same cut-offs (e.g. two
+    memories of one conversation), so every pair of their methods can be compared question by
+    question. Method names must not repeat."""
+    names = [m for p in parts for m in p.metrics]
+    if len(set(names)) < len(names):
+        raise DataError("the evaluations to merge share a method name")
+    if len({p.ks for p in parts}) > 1 or len({p.mrr_depth for p in parts}) > 1:
+        raise DataError("the evaluations to merge use different cut-offs")
+    asked = [[r["question"] for r in p.rows if r["method"] == next(iter(p.metrics))] for p in parts]
+    if any(a != asked[0] for a in asked):
+        raise DataError("the evaluations to merge were not run on the same questions")
+    return EvidenceEvaluation({m: d for p in parts for m, d in p.metrics.items()}, [r for p in parts for r in p.rows],
+                              parts[0].ks, dict(parts[0].excluded), parts[0].mrr_depth)
 
 
 def question_time(conv: Conversation, q: QA) -> float:
@@ -310,126 +321,3 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
 
     retrievers = make_retrievers(methods, memory_for, encoder, max(ks), glong_params)
     return evaluate_evidence(retrievers, probes, conversations, ks, progress, checkpoint)
-
-
-# --------------------------------------------------------------------------- LoCoMo
-
-def locomo_questions(questions: Sequence[QA]) -> tuple[list[QA], dict[str, int]]:
-    """LoCoMo categories 1-4; category 5 (adversarial: unanswerable by design, its evidence points
-    at turns that do not hold the answer) is excluded, and counted."""
-    kept = [q for q in questions if q.category != "adversarial"]
-    return kept, {"adversarial (category 5)": len(questions) - len(kept)}
-
-
-def truncate_conversation(conv: Conversation, max_turns: Optional[int]) -> Conversation:
-    """The conversation cut after its first ``max_turns`` turns (whole sessions kept while they fit,
-    the last one cut), for quick runs."""
-    if not max_turns or max_turns >= len(conv.turns()):
-        return conv
-    from copy import deepcopy
-
-    out, left = deepcopy(conv), int(max_turns)
-    sessions = []
-    for s in out.sessions:
-        if left <= 0:
-            break
-        s.turns = s.turns[:left]
-        left -= len(s.turns)
-        sessions.append(s)
-    out.sessions = sessions
-    return out
-
-
-def extraction_cache_path(conv: Conversation, extractor_name: str) -> Path:
-    """Where one conversation's extracted triples are cached, keyed by everything that changes them
-    (conversation id, its turn texts, the extractor)."""
-
-    digest = content_key([turn_line(t) for t in conv.turns()])
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{conv.id}-{extractor_name}")
-    return cache_dir("retrieval", "extracted") / f"{safe}-{digest}.json"
-
-
-def extractor_key(extractor) -> str:
-    """What names an extractor in cache keys: its adapter folder (which is keyed by base model,
-    data and steps), else its name."""
-    adapter = getattr(extractor, "adapter_dir", None)
-    return Path(adapter).name if adapter else str(getattr(extractor, "name", "extractor"))
-
-
-#: Batch size for extracting whole LoCoMo conversations. Measured on 64 LoCoMo turns, 2 cores,
-#: offline adapter: 1.41 utterances/s at 8 (the library default), 1.83 at 16, 2.22 at 32.
-LOCOMO_EXTRACTION_BATCH = 32
-
-
-def extracted_triples(conv: Conversation, extractor, extractor_name: Optional[str] = None,
-                      batch_size: int = LOCOMO_EXTRACTION_BATCH) -> list[Triple]:
-    """Triples of every turn of ``conv`` from ``extraction.extract_conversation``, cached on disk
-    (extraction runs at a few utterances per second on a CPU; a LoCoMo conversation has ~500 turns)."""
-    path = extraction_cache_path(conv, extractor_name or extractor_key(extractor))
-    if path.is_file():
-        return [Triple.from_dict(d) for d in json.loads(path.read_text())]
-    triples = extract_conversation(conv, extractor, batch_size=batch_size)
-    atomic_write_json(path, [t.to_dict() for t in triples], indent=None)  # never a half-written cache
-    return triples
-
-
-def locomo_units(path, memory_from: str = "turns", conversations: Optional[int] = None,
-                 max_turns: Optional[int] = None) -> tuple[list[Conversation], list[Conversation], list[QA], dict]:
-    """What a LoCoMo evaluation runs on: the dialogues, the units a memory is built from (the
-    dialogues themselves, or their observation sentences), the questions kept (categories 1-4,
-    evidence inside the turns kept) and the counts of those left out."""
-    if memory_from not in MEMORY_SOURCES:
-        raise DataError(f"unknown memory source '{memory_from}' (choose from {', '.join(MEMORY_SOURCES)})")
-    dialogues, qas = load_locomo(path)
-    dialogues = [truncate_conversation(c, max_turns) for c in dialogues[:conversations or len(dialogues)]]
-    kept_ids = {c.id for c in dialogues}
-    qas, excluded = locomo_questions([q for q in qas if q.conversation in kept_ids])
-    present = {c.id: {t.id for t in c.turns()} for c in dialogues}
-    inside = [q for q in qas if q.evidence and set(q.evidence) <= present[q.conversation]]
-    if len(inside) < len(qas):
-        excluded["evidence outside the turns kept (or none)"] = len(qas) - len(inside)
-    units = dialogues
-    if memory_from == "observations":
-        last = {c.id: max(_dia_key(t.id) for t in c.turns()) for c in dialogues}
-        units = []
-        for c in load_locomo_observations(path):
-            if c.id in kept_ids:
-                for s in c.sessions:
-                    s.turns = [u for u in s.turns if _dia_key(source_turns(u.id)[0]) <= last[c.id]]
-                c.sessions = [s for s in c.sessions if s.turns]
-                units.append(c)
-    return dialogues, units, inside, excluded
-
-
-def _dia_key(turn_id: str) -> tuple[int, int]:
-    """``"D3:7"`` -> (3, 7) (other ids sort first)."""
-    m = re.fullmatch(r"D(\d+):(\d+)", turn_id)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-
-
-def evaluate_locomo(path, encoder, methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10),
-                    conversations: Optional[int] = None, max_turns: Optional[int] = None,
-                    extractor=None, extractor_name: Optional[str] = None, glong_params: Optional[dict] = None,
-                    progress: bool = True, checkpoint: Optional[Checkpoint] = None,
-                    memory_from: str = "turns") -> EvidenceEvaluation:
-    """Evidence retrieval on LoCoMo (categories 1-4), every method in one run, with the memory
-    built from the dialogue ``turns`` or from LoCoMo's ``observations`` (one fact sentence per unit,
-    each naming the turns it came from; ``locomo_units``). The graph methods need extracted triples
-    (LoCoMo has no gold triples): pass an ``extractor`` or leave them out. Questions are asked
-    after the last session; questions whose evidence falls outside a ``max_turns`` cut are left
-    out and counted."""
-    dialogues, units, inside, excluded = locomo_units(path, memory_from, conversations, max_turns)
-    needs_graph = any(m in ("glong", "flat", "ppr") for m in methods)
-    if extractor is None and needs_graph:
-        raise DataError("graph methods on LoCoMo need an extractor (LoCoMo has no gold triples)")
-    triples = {c.id: extracted_triples(c, extractor, extractor_name) for c in units} if needs_graph else {}
-    encoder = _primed(encoder, inside, units + dialogues, [t for ts in triples.values() for t in ts])
-
-    def memory_for(conv, session):
-        return memory_before(conv, session, encoder, triples[conv.id])
-
-    retrievers = make_retrievers(methods, memory_for, encoder, max(ks), glong_params,
-                                 raw={c.id: c for c in dialogues})
-    result = evaluate_evidence(retrievers, inside, units, ks, progress, checkpoint)
-    result.excluded.update(excluded)
-    return result

@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..errors import DataError
-from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _encode, _graph_result
+from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _encode, _graph_result, edge_text
 from .scoring import (
     PAPER_ANCHORS,
     PAPER_BETAS,
@@ -31,9 +31,11 @@ HUB_POLICIES = ("expand", "skip")
 DEFAULT_HUB_SHARE = 0.1
 
 
-def dedup_edges(memory, eids: Sequence[int]) -> list[int]:
-    """``eids`` with repeats of one (subject, relation, object) removed; the first occurrence wins
-    (the reference code's rule for the candidate set: a fact said twice is one candidate).
+def dedup_edges(memory, eids: Sequence[int], mode: str = "triple") -> list[int]:
+    """``eids`` with repeats of one embedded text (``edge_text(edge, mode)``) removed; the first
+    occurrence wins. With ``mode="triple"`` that is the reference code's rule, one candidate per
+    (subject, relation, object); with ``"source"``, the triples of one sentence embed identically
+    and become one candidate, so they cannot fill the pool with one fact.
 
     >>> from glong_lib.memory import GraphMemory, HashEncoder
     >>> from glong_lib.schema import Triple
@@ -44,8 +46,7 @@ def dedup_edges(memory, eids: Sequence[int]) -> list[int]:
     """
     seen, out = set(), []
     for eid in eids:
-        e = memory.edge(eid)
-        key = (e.subject, e.relation, e.object)
+        key = edge_text(memory.edge(eid), mode)
         if key not in seen:
             seen.add(key)
             out.append(eid)
@@ -74,7 +75,8 @@ class AssociativeRetriever:
     """G-Long's associative retriever over a ``GraphMemory`` (every paper hyperparameter a parameter).
 
     Stages: the ``anchors`` entities nearest the query -> every edge within ``hops`` of them
-    (``dedup``: one per (subject, relation, object), as the reference code) -> the semantic pool,
+    (``dedup``: one per embedded text, i.e. per (subject, relation, object) as the reference code
+    when edges are embedded as triples; ``dedup_edges``) -> the semantic pool,
     the ``max(semantic_top_n, k)`` candidates most similar to the query -> Eq. 4 rerank -> top ``k``.
     The pool grows with ``k`` so that asking for k items never returns fewer than k (the paper's
     pool of 5 with K = 3 is unchanged).
@@ -146,7 +148,7 @@ class AssociativeRetriever:
         lap("anchors")
         trace.candidates = self._candidates([e for e, _ in trace.anchors])
         if self.dedup:
-            trace.candidates = dedup_edges(self.memory, trace.candidates)
+            trace.candidates = dedup_edges(self.memory, trace.candidates, self.edge_text)
         lap("expand")
         self._semantic(trace, qvec, self.pool_size(k))
         lap("semantic")

@@ -1,0 +1,218 @@
+"""Evidence retrieval on LoCoMo: its questions, the units a memory is built from (dialogue turns or
+the observation sentences LoCoMo wrote for each session), cached extraction, and one run of any
+number of retriever variants on the same questions: the ladder of ``benchmarks/bench_retrieval.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..errors import DataError
+from ..extraction import extract_conversation
+from ..io import Checkpoint, atomic_write_json, content_key
+from ..loaders import load_locomo, load_locomo_observations, source_turns
+from ..models import cache_dir
+from ..schema import QA, Conversation, Triple
+from ..text import content_words, turn_line
+from .retrieval import (
+    DEFAULT_METHODS,
+    MEMORY_SOURCES,
+    EvidenceEvaluation,
+    _primed,
+    evaluate_evidence,
+    make_retrievers,
+    memory_before,
+)
+
+#: The methods that need a graph memory (and so extracted triples).
+GRAPH_METHODS = ("glong", "flat", "ppr")
+
+
+def locomo_questions(questions: Sequence[QA]) -> tuple[list[QA], dict[str, int]]:
+    """LoCoMo categories 1-4; category 5 (adversarial: unanswerable by design, its evidence points
+    at turns that do not hold the answer) is excluded, and counted."""
+    kept = [q for q in questions if q.category != "adversarial"]
+    return kept, {"adversarial (category 5)": len(questions) - len(kept)}
+
+
+def truncate_conversation(conv: Conversation, max_turns: Optional[int]) -> Conversation:
+    """The conversation cut after its first ``max_turns`` turns (whole sessions kept while they fit,
+    the last one cut), for quick runs."""
+    if not max_turns or max_turns >= len(conv.turns()):
+        return conv
+    from copy import deepcopy
+
+    out, left = deepcopy(conv), int(max_turns)
+    sessions = []
+    for s in out.sessions:
+        if left <= 0:
+            break
+        s.turns = s.turns[:left]
+        left -= len(s.turns)
+        sessions.append(s)
+    out.sessions = sessions
+    return out
+
+
+def extraction_cache_path(conv: Conversation, extractor_name: str) -> Path:
+    """Where one conversation's extracted triples are cached, keyed by everything that changes them
+    (conversation id, its turn texts, the extractor)."""
+
+    digest = content_key([turn_line(t) for t in conv.turns()])
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{conv.id}-{extractor_name}")
+    return cache_dir("retrieval", "extracted") / f"{safe}-{digest}.json"
+
+
+def extractor_key(extractor) -> str:
+    """What names an extractor in cache keys: its adapter folder (which is keyed by base model,
+    data and steps), else its name."""
+    adapter = getattr(extractor, "adapter_dir", None)
+    return Path(adapter).name if adapter else str(getattr(extractor, "name", "extractor"))
+
+
+#: Batch size for extracting whole LoCoMo conversations. Measured on 64 LoCoMo turns, 2 cores,
+#: offline adapter: 1.41 utterances/s at 8 (the library default), 1.83 at 16, 2.22 at 32.
+LOCOMO_EXTRACTION_BATCH = 32
+
+
+def extracted_triples(conv: Conversation, extractor, extractor_name: Optional[str] = None,
+                      batch_size: int = LOCOMO_EXTRACTION_BATCH) -> list[Triple]:
+    """Triples of every turn of ``conv`` from ``extraction.extract_conversation``, cached on disk
+    (extraction runs at a few utterances per second on a CPU; a LoCoMo conversation has ~500 turns)."""
+    path = extraction_cache_path(conv, extractor_name or extractor_key(extractor))
+    if path.is_file():
+        return [Triple.from_dict(d) for d in json.loads(path.read_text())]
+    triples = extract_conversation(conv, extractor, batch_size=batch_size)
+    atomic_write_json(path, [t.to_dict() for t in triples], indent=None)  # never a half-written cache
+    return triples
+
+
+def locomo_units(path, memory_from: str = "turns", conversations: Optional[int] = None,
+                 max_turns: Optional[int] = None) -> tuple[list[Conversation], list[Conversation], list[QA], dict]:
+    """What a LoCoMo evaluation runs on: the dialogues, the units a memory is built from (the
+    dialogues themselves, or their observation sentences), the questions kept (categories 1-4,
+    evidence inside the turns kept) and the counts of those left out."""
+    if memory_from not in MEMORY_SOURCES:
+        raise DataError(f"unknown memory source '{memory_from}' (choose from {', '.join(MEMORY_SOURCES)})")
+    dialogues, qas = load_locomo(path)
+    dialogues = [truncate_conversation(c, max_turns) for c in dialogues[:conversations or len(dialogues)]]
+    kept_ids = {c.id for c in dialogues}
+    qas, excluded = locomo_questions([q for q in qas if q.conversation in kept_ids])
+    present = {c.id: {t.id for t in c.turns()} for c in dialogues}
+    inside = [q for q in qas if q.evidence and set(q.evidence) <= present[q.conversation]]
+    if len(inside) < len(qas):
+        excluded["evidence outside the turns kept (or none)"] = len(qas) - len(inside)
+    units = dialogues
+    if memory_from == "observations":
+        last = {c.id: max(_dia_key(t.id) for t in c.turns()) for c in dialogues}
+        units = []
+        for c in load_locomo_observations(path):
+            if c.id in kept_ids:
+                for s in c.sessions:
+                    s.turns = [u for u in s.turns if _dia_key(source_turns(u.id)[0]) <= last[c.id]]
+                c.sessions = [s for s in c.sessions if s.turns]
+                units.append(c)
+    return dialogues, units, inside, excluded
+
+
+def _dia_key(turn_id: str) -> tuple[int, int]:
+    """``"D3:7"`` -> (3, 7) (other ids sort first)."""
+    m = re.fullmatch(r"D(\d+):(\d+)", turn_id)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+#: The relation of a unit stored whole because the extractor found no triple in it.
+SAID = "said"
+
+
+def with_unextracted(conv: Conversation, triples: Sequence[Triple]) -> list[Triple]:
+    """``triples`` plus, for every unit of ``conv`` that has none, the unit itself as the triple
+    (speaker, ``said``, text): a fact the extractor missed stays retrievable instead of vanishing
+    from the memory.
+
+    >>> from glong_lib.schema import Session, Turn
+    >>> c = Conversation("c", ["Ana"], [Session(1, [Turn("D1:1", "Ana", "Hi!"), Turn("D1:2", "Ana", "I like tea")])])
+    >>> [t.text() for t in with_unextracted(c, [Triple("Ana", "like", "tea", turn_id="D1:2")])]
+    ['Ana like tea', 'Ana said Hi!']
+    """
+    have = {t.turn_id for t in triples}
+    extra = [Triple(u.speaker, SAID, u.text, speaker=u.speaker, turn_id=u.id, session=s.index, source=u.text)
+             for s in conv.sessions for u in s.turns if u.id not in have]
+    return list(triples) + extra
+
+
+def evaluate_variants(path, encoder, variants: dict[str, tuple[str, dict]], ks: Sequence[int] = (1, 3, 5),
+                      conversations: Optional[int] = None, max_turns: Optional[int] = None, extractor=None,
+                      extractor_name: Optional[str] = None, progress: bool = True,
+                      checkpoint: Optional[Checkpoint] = None, memory_from: str = "turns",
+                      keep_unextracted: bool = False) -> EvidenceEvaluation:
+    """Evidence retrieval on LoCoMo (categories 1-4) for ``variants`` ``{name: (method, params)}``
+    (a method of ``retrieval.METHODS`` and its G-Long parameters), all on the same questions in one
+    run, with the memory built from the dialogue ``turns`` or LoCoMo's ``observations``
+    (``locomo_units``). Graph methods need an ``extractor`` (LoCoMo has no gold triples); its
+    triples are cached per conversation; ``keep_unextracted`` stores units it found nothing in
+    whole (``with_unextracted``). Questions are asked after the last session."""
+    dialogues, units, inside, excluded = locomo_units(path, memory_from, conversations, max_turns)
+    needs_graph = any(method in GRAPH_METHODS for method, _ in variants.values())
+    if extractor is None and needs_graph:
+        raise DataError("graph methods on LoCoMo need an extractor (LoCoMo has no gold triples)")
+    triples = {c.id: extracted_triples(c, extractor, extractor_name) for c in units} if needs_graph else {}
+    if keep_unextracted:
+        triples = {c.id: with_unextracted(c, triples[c.id]) for c in units if c.id in triples}
+    encoder = _primed(encoder, inside, units + dialogues, [t for ts in triples.values() for t in ts])
+    memories: dict = {}
+
+    def memory_for(conv, session):  # one memory per conversation, shared by every variant
+        if (conv.id, session) not in memories:
+            memories[(conv.id, session)] = memory_before(conv, session, encoder, triples[conv.id])
+        return memories[(conv.id, session)]
+
+    raw = {c.id: c for c in dialogues}
+    retrievers = {name: make_retrievers([method], memory_for, encoder, max(ks), params, raw)[method]
+                  for name, (method, params) in variants.items()}
+    result = evaluate_evidence(retrievers, inside, units, ks, progress, checkpoint)
+    result.excluded.update(excluded)
+    return result
+
+
+def evaluate_locomo(path, encoder, methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10),
+                    conversations: Optional[int] = None, max_turns: Optional[int] = None,
+                    extractor=None, extractor_name: Optional[str] = None, glong_params: Optional[dict] = None,
+                    progress: bool = True, checkpoint: Optional[Checkpoint] = None,
+                    memory_from: str = "turns", keep_unextracted: bool = False) -> EvidenceEvaluation:
+    """``evaluate_variants`` with one variant per method, all with the same ``glong_params``."""
+    variants = {m: (m, dict(glong_params or {})) for m in methods}
+    return evaluate_variants(path, encoder, variants, ks, conversations, max_turns, extractor, extractor_name,
+                             progress, checkpoint, memory_from, keep_unextracted)
+
+
+def answer_coverage(questions: Sequence[QA], units: Sequence[Conversation],
+                    triples: dict[str, Sequence[Triple]]) -> dict[str, float]:
+    """How often the memory's units still hold the answer: over the evidence turns of
+    ``questions`` that have content words in their answer, the share whose source units' text
+    holds at least one of them (``units``) and the share whose extracted triples do (``triples``,
+    words of subject, relation and object). A triple extractor that drops the fact shows here as
+    a gap between the two, before any retrieval."""
+    by_turn_text: dict[tuple[str, str], set[str]] = {}
+    for c in units:
+        for u in c.turns():
+            for t in source_turns(u.id):
+                by_turn_text.setdefault((c.id, t), set()).update(content_words(u.text))
+    by_turn_triples: dict[tuple[str, str], set[str]] = {}
+    for cid, ts in triples.items():
+        for tr in ts:
+            for t in source_turns(tr.turn_id):
+                by_turn_triples.setdefault((cid, t), set()).update(content_words(tr.text()))
+    n = in_text = in_triples = 0
+    for q in questions:
+        words = set(content_words(str(q.answer)))
+        if not words:
+            continue
+        for t in q.evidence:
+            n += 1
+            in_text += bool(words & by_turn_text.get((q.conversation, t), set()))
+            in_triples += bool(words & by_turn_triples.get((q.conversation, t), set()))
+    return {"evidence turns": n, "units": in_text / max(1, n), "triples": in_triples / max(1, n)}
