@@ -53,6 +53,7 @@ class ExtractorSettings:
     batch_size: int = 8
     max_new_tokens: int = 64    # greedy decoding budget: two triples take ~45 tokens of SmolLM2's tokenizer
     max_length: int = 256       # longest training example in tokens (the shipped pairs are under 120)
+    train_data: str = "shipped"  # "personaext": PersonaExt from the real-data folder when it is set
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ PROFILES: dict[str, Profile] = {
     "paper": Profile(
         name="paper", encoder="sentence-transformers/all-MiniLM-L6-v2",
         extractor=ExtractorSettings(base="Qwen/Qwen3-8B", lora_r=32, lora_alpha=32, quantize_4bit=True,
+                                    train_data="personaext",
                                     epochs=10, learning_rate=2e-4, batch_size=16),
         summarizer=SummarizerSettings(model="chanifrusydi/t5-dialogue-summarization"),
         generator=GeneratorSettings(model="openai:gpt-4o-mini"),

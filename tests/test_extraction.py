@@ -460,3 +460,16 @@ def test_collect_and_scan_by_hand():
         {"subject": "i", "relation": "like", "object": "a"}, {"subject": "i", "relation": "like", "object": "b"},
         {"subject": "i", "relation": "has", "object": "c"}]
     assert (ex.parsing._clean_value("  "), ex.parsing._clean_value(True), ex.parsing._clean_value(5)) == (None, None, "5")
+
+
+def test_paper_profile_trains_on_personaext_when_the_real_data_is_set(tmp_path, monkeypatch):
+    from glong_lib.extraction.prompt import REAL_DATA_ENV, training_pairs_path
+
+    monkeypatch.delenv(REAL_DATA_ENV, raising=False)
+    assert training_pairs_path("paper") is None and training_pairs_path("offline") is None
+    (tmp_path / "personaext").mkdir()
+    pairs = tmp_path / "personaext" / "personaext_pairs.jsonl"
+    pairs.write_text('{"utterance": "I have a dog.", "subject": "I", "relation": "have_pet", "object": "dog"}\n')
+    monkeypatch.setenv(REAL_DATA_ENV, str(tmp_path))
+    assert training_pairs_path("paper") == pairs
+    assert training_pairs_path("offline") is None  # the offline default stays on the shipped pairs

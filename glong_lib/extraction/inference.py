@@ -13,7 +13,7 @@ from ..io import PathLike
 from ..schema import Conversation, Triple
 from ..text import resolve_subject
 from .parsing import parse_output
-from .prompt import load_pairs, render_prompt
+from .prompt import load_pairs, render_prompt, training_pairs_path
 from .training import load_base, read_training_log, train_extractor
 
 #: Greedy decoding budget: two triples take about 45 tokens of SmolLM2's tokenizer.
@@ -115,13 +115,14 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
                    zero_shot: bool = False, device: Optional[str] = None,
                    data: Optional[PathLike] = None) -> TripleExtractor:
     """The extractor of a profile. Without ``adapter`` it uses the cached default adapter,
-    training it on the shipped pairs (or ``data``) on first use (``profile.smoke()``: a few
+    training it on ``data``, else ``prompt.training_pairs_path(profile)`` (PersonaExt for the paper
+    profile when the real-data folder is set), else the shipped pairs, on first use (``profile.smoke()``: a few
     steps, under its own key); ``zero_shot`` gives the base model with no adapter."""
     if zero_shot:
         tok, model = load_base(profile, device)
         return TripleExtractor(tok, model, name="zero-shot")
     if adapter is None:
-        adapter = train_extractor(load_pairs(data), profile, device=device)
+        adapter = train_extractor(load_pairs(data or training_pairs_path(profile)), profile, device=device)
     adapter = Path(adapter)
     if not (adapter / "adapter_config.json").is_file():
         raise DataError("not a LoRA adapter folder (no adapter_config.json)", path=adapter)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
+from ..config import Profile, get_profile
 from ..errors import DataError
 from ..io import PathLike, data_path
 from ..loaders import load_triple_pairs
@@ -72,6 +74,25 @@ def render_prompt(tokenizer, utterance: str) -> str:
 
 
 # --------------------------------------------------------------------------- data for training
+
+#: Where the real data sets live (``data/README``); read, never copied into the project.
+REAL_DATA_ENV = "GLONG_REAL_DATA"
+
+
+def training_pairs_path(profile: Union[str, Profile] = "offline") -> Optional[Path]:
+    """The pairs a profile's default adapter trains on: PersonaExt from the real-data folder for a
+    profile with ``train_data="personaext"`` (the paper's) when ``GLONG_REAL_DATA`` holds it,
+    otherwise None (the shipped pairs).
+
+    >>> training_pairs_path("offline") is None
+    True
+    """
+    folder = os.environ.get(REAL_DATA_ENV)
+    path = Path(folder) / "personaext" / "personaext_pairs.jsonl" if folder else None
+    if get_profile(profile).extractor.train_data == "personaext" and path is not None and path.is_file():
+        return path
+    return None
+
 
 def load_pairs(path: Optional[PathLike] = None) -> list[TriplePair]:
     """Training pairs: the shipped ones, or any file ``loaders.load_triple_pairs`` reads
