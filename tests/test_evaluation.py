@@ -273,3 +273,35 @@ def test_end_to_end_with_the_local_model(sample_dir):
                              conv, turns_per_session=1, max_sessions=2, progress=False)
     assert [r["prompt_tokens"] for r in dry.records] == [r["prompt_tokens"] for r in res.records]
     assert res.compare("G-Long", "Long context")["prompt-token reduction"] > 0
+
+
+def test_table1_scales_and_paired_comparison():
+    """Table 1 defaults to the paper's nlg-eval scale; the smoothed scale is beside it. compare()
+    gives a paired interval over conversations and the replies needed for the paper's difference."""
+    from glong_lib.evaluation.metrics import score_reply_nlgeval
+    from glong_lib.evaluation.msc import paper_difference
+
+    convs = _two_conversations()
+
+    class Exact(RecordingAgent):
+        def respond(self, utterance, context, now_s):  # the reference itself
+            return AgentReply(utterance.replace("t1", "t2").replace("t3", "t4"), 1, 1)
+
+    class Half(RecordingAgent):
+        def respond(self, utterance, context, now_s):  # the reference's first word only
+            return AgentReply(utterance.split()[0], 1, 1)
+
+    res = run_msc_evaluation({"exact": Exact(), "half": Half()}, convs, progress=False)
+    paper = {r["method"]: r for r in res.table1()}
+    smooth = {r["method"]: r for r in res.table1(scale="smoothed")}
+    ref = res.records[0]["reference"]
+    half = ref.split()[0]
+    assert paper["half"]["Avg R-L"] == pytest.approx(round(100 * score_reply_nlgeval(half, ref)["nlg_rougeL"], 2))
+    assert paper["exact"]["Avg B-2"] == smooth["exact"]["Avg B-2"] == 100.0
+    with pytest.raises(DataError):
+        res.table1(scale="bleurt")
+    cmp = res.compare("exact", "half")
+    c = cmp["nlg_rougeL"]
+    assert cmp["conversations"] == 2 and cmp["replies"] == len(res.records) // 2
+    assert c["ci low"] <= c["diff mean"] <= c["ci high"] and c["diff mean"] > 0
+    assert c["paper difference"] == paper_difference("nlg_rougeL") == 1.09

@@ -268,3 +268,33 @@ def test_replies_needed_by_hand():
 def test_replies_needed_bad_input(args):
     with pytest.raises(DataError):
         replies_needed(*args)
+
+
+# --------------------------------------------------------------------------- ROUGE-L on the paper's scale
+
+def test_rouge_l_nlgeval_by_hand():
+    from glong_lib.evaluation.metrics import rouge_l_nlgeval
+
+    # LCS("a b c d", "a c e") = 2 ("a c"): P = 2/3, R = 2/4; F = 2.44 * P * R / (R + 1.44 * P)
+    p, r = 2 / 3, 2 / 4
+    assert rouge_l_nlgeval("a c e", "a b c d") == pytest.approx(2.44 * p * r / (r + 1.44 * p))
+    assert rouge_l_nlgeval("x y", "a b") == 0.0
+    # several references: the best precision and the best recall, each from whichever reference gives it:
+    # "a b c d e f" gives P = 1 (R = 1/3), "a" gives R = 1 (P = 1/2), so F = 1 although neither matches fully
+    assert rouge_l_nlgeval("a b", ["a b c d e f", "a"]) == 1.0
+    assert rouge_l_nlgeval("a b", ["a b c d e f"]) == pytest.approx(2.44 * 1 * (1 / 3) / (1 / 3 + 1.44 * 1))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_rouge_l_nlgeval_equals_pycocoevalcap(seed):
+    rouge = pytest.importorskip("pycocoevalcap.rouge.rouge")
+    from glong_lib.evaluation.metrics import rouge_l_nlgeval
+
+    rng = random.Random(seed)
+    hyps, refs = _random_corpus(rng, 30)
+    for hyp, ref in zip(hyps, refs):
+        ref_set = [ref] if isinstance(ref, str) else ref
+        if not hyp.strip():
+            continue  # nlg-eval never scores an empty reply (pycocoevalcap would divide by an empty token list)
+        want = rouge.Rouge().calc_score([hyp.strip()], [r.strip() for r in ref_set])
+        assert rouge_l_nlgeval(hyp, ref_set) == pytest.approx(want, abs=1e-12)

@@ -59,8 +59,9 @@ def rouge_l(hyp: str, ref: str) -> float:
 
 
 def score_reply(hyp: str, ref: str) -> dict[str, float]:
-    """BLEU-1..4 and ROUGE-L of one reply against its gold reference."""
-    return {**bleu_scores(hyp, ref), "rougeL": rouge_l(hyp, ref)}
+    """BLEU-1..4 and ROUGE-L of one reply against its gold reference: the smoothed sentence-level
+    variants (``b1``.. ``rougeL``) and the paper's nlg-eval scale (``nlg_b1`` .. ``nlg_rougeL``)."""
+    return {**bleu_scores(hyp, ref), "rougeL": rouge_l(hyp, ref), **score_reply_nlgeval(hyp, ref)}
 
 
 # --------------------------------------------------------------------------- ranking, detection, AUC
@@ -281,6 +282,54 @@ def corpus_bleu_nlgeval(hypotheses: Sequence[str],
         product *= (correct[n - 1] + _BLEU_TINY) / (guess[n - 1] + _BLEU_SMALL)
         scores[f"b{n}"] = product ** (1.0 / n) * penalty
     return scores
+
+
+def rouge_l_nlgeval(hypothesis: str, references: str | Sequence[str], beta: float = 1.2) -> float:
+    """ROUGE-L of one reply as nlg-eval reports it (pycocoevalcap's ``Rouge``): the stripped strings
+    split on single spaces, longest common subsequence against each reference, the best precision
+    and the best recall, F-measure with ``beta = 1.2`` (recall weighs more); 0 when either is 0.
+
+    By hand: "the cat sat on the mat" against "the cat is on the mat": LCS "the cat on the mat" = 5,
+    P = R = 5/6, F = (1 + 1.44) * P * R / (R + 1.44 * P) = 5/6.
+
+    >>> round(rouge_l_nlgeval("the cat sat on the mat", "the cat is on the mat"), 4)
+    0.8333
+    >>> round(rouge_l_nlgeval("the cat", "the cat is on the mat"), 4)   # P = 1, R = 1/3: 2.44/3 / (1/3 + 1.44)
+    0.4586
+    """
+    refs = [references] if isinstance(references, str) else list(references)
+    cand = hypothesis.strip().split(" ")
+    prec, rec = [], []
+    for ref in refs:
+        tokens = ref.strip().split(" ")
+        lcs = _lcs(tokens, cand)
+        prec.append(lcs / len(cand))
+        rec.append(lcs / len(tokens))
+    p, r = max(prec), max(rec)
+    return (1 + beta ** 2) * p * r / (r + beta ** 2 * p) if p and r else 0.0
+
+
+def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token lists (dynamic programming, one row)."""
+    row = [0] * (len(b) + 1)
+    for x in a:
+        prev = 0
+        for j, y in enumerate(b, start=1):
+            prev, row[j] = row[j], prev + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+def score_reply_nlgeval(hypothesis: str, reference: str) -> dict[str, float]:
+    """One reply on the paper's scale: nlg-eval's BLEU-1..4 of the reply alone (the paper scores each
+    response with ``calc_nlg_metrics`` and averages) and its ROUGE-L, keys ``nlg_b1`` .. ``nlg_rougeL``.
+
+    >>> {k: round(v, 4) for k, v in score_reply_nlgeval("the cat sat on the mat", "the cat is on the mat").items()}
+    {'nlg_b1': 0.8333, 'nlg_b2': 0.7071, 'nlg_b3': 0.5, 'nlg_b4': 0.0001, 'nlg_rougeL': 0.8333}
+    """
+    if not hypothesis.strip() or not reference.strip():
+        return {**{f"nlg_b{n}": 0.0 for n in range(1, 5)}, "nlg_rougeL": 0.0}
+    bleu = corpus_bleu_nlgeval([hypothesis], [reference])
+    return {**{f"nlg_{k}": v for k, v in bleu.items()}, "nlg_rougeL": rouge_l_nlgeval(hypothesis, reference)}
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], n: int = 1000, seed: int = 42,

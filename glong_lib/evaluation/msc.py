@@ -1,6 +1,7 @@
 """End-to-end evaluation on multi-session chats (paper section 4): each agent answers the user's turns
-of the later sessions; replies are scored against the gold with BLEU-1..4 and ROUGE-L, and prompt
-tokens and cost are counted (paper Tables 1, 2 and 6).
+of the later sessions; replies are scored against the gold with BLEU-1..4 and ROUGE-L on the paper's
+nlg-eval scale (the headline) and the smoothed sentence-level one, and prompt tokens and cost are
+counted (paper Tables 1, 2 and 6). Differences come with paired intervals over conversations.
 """
 
 from __future__ import annotations
@@ -17,11 +18,16 @@ from typing import Any, Optional, Sequence
 from ..errors import DataError
 from ..io import Checkpoint
 from ..schema import Conversation, Session, Turn
-from .metrics import score_reply
+from .metrics import paired_bootstrap, replies_needed, score_reply
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 BLEU_KEYS = ("b1", "b2", "b3", "b4")
-METRIC_KEYS = BLEU_KEYS + ("rougeL",)
+#: The paper's scale (nlg-eval per reply: unsmoothed BLEU, COCO ROUGE-L); ``metrics.score_reply_nlgeval``.
+NLG_KEYS = ("nlg_b1", "nlg_b2", "nlg_b3", "nlg_b4", "nlg_rougeL")
+METRIC_KEYS = BLEU_KEYS + ("rougeL",) + NLG_KEYS
+
+#: Which record keys each scale of ``MSCResults.table1`` reports as B-2, B-3 and R-L.
+TABLE1_SCALES = {"nlgeval": ("nlg_b2", "nlg_b3", "nlg_rougeL"), "smoothed": ("b2", "b3", "rougeL")}
 
 # --------------------------------------------------------------------------- cost
 
@@ -73,6 +79,20 @@ PAPER_TABLE1_MSC = {
     "G-Long": [6.35, 2.00, 18.20, 6.25, 1.79, 17.90, 6.39, 1.80, 17.77, 6.59, 1.77, 18.04, 6.40, 1.84, 17.98],
 }
 PAPER_TABLE1_COLUMNS = [f"{s} {m}" for s in ("S2", "S3", "S4", "S5", "Avg") for m in ("B-2", "B-3", "R-L")]
+
+
+def paper_difference(metric: str) -> Optional[float]:
+    """The paper's G-Long minus long-context difference (Table 1 averages, x100) on a metric of ours:
+    B-2, B-3 or R-L on either scale (the paper's numbers are nlg-eval's); None for other metrics.
+
+    >>> paper_difference("nlg_b2"), paper_difference("rougeL"), paper_difference("b4")
+    (0.77, 1.09, None)
+    """
+    column = {"b2": "Avg B-2", "b3": "Avg B-3", "rougeL": "Avg R-L"}.get(metric.removeprefix("nlg_"))
+    if column is None:
+        return None
+    i = PAPER_TABLE1_COLUMNS.index(column)
+    return round(PAPER_TABLE1_MSC["G-Long"][i] - PAPER_TABLE1_MSC["Long context"][i], 2)
 
 #: Table 6, MSC (N = 500): main tokens, memory input, memory generated (per dialogue), total $ per 1K.
 PAPER_TABLE6_MSC = {
@@ -203,8 +223,12 @@ class MSCResults:
             rows.append(row)
         return rows
 
-    def table1(self) -> list[dict[str, Any]]:
-        """The paper's Table 1 layout: B-2 / B-3 / R-L per session, then the average (x100, 2 dp)."""
+    def table1(self, scale: str = "nlgeval") -> list[dict[str, Any]]:
+        """The paper's Table 1 layout: B-2 / B-3 / R-L per session, then the average (x100, 2 dp), on
+        the paper's nlg-eval scale (default) or the smoothed sentence-level one (``TABLE1_SCALES``)."""
+        if scale not in TABLE1_SCALES:
+            raise DataError(f"unknown scale '{scale}' (choose from {', '.join(TABLE1_SCALES)})")
+        keys = TABLE1_SCALES[scale]
         sessions = sorted({r["session"] for r in self.records})
         per = {(r["method"], r["session"]): r for r in self.per_session()}
         summary = {r["method"]: r for r in self.summary()}
@@ -213,9 +237,9 @@ class MSCResults:
             row: dict[str, Any] = {"method": method}
             for s in sessions:
                 cell = per.get((method, s))
-                for key, label in (("b2", "B-2"), ("b3", "B-3"), ("rougeL", "R-L")):
+                for key, label in zip(keys, ("B-2", "B-3", "R-L")):
                     row[f"S{s} {label}"] = round(cell[key], 2) if cell else ""
-            for key, label in (("b2", "B-2"), ("b3", "B-3"), ("rougeL", "R-L")):
+            for key, label in zip(keys, ("B-2", "B-3", "R-L")):
                 row[f"Avg {label}"] = round(summary[method][key], 2)
             rows.append(row)
         return rows
@@ -252,24 +276,40 @@ class MSCResults:
             })
         return rows
 
-    def compare(self, method: str, baseline: str, metrics: Sequence[str] = ("b2", "rougeL")) -> dict[str, Any]:
+    def compare(self, method: str, baseline: str,
+                metrics: Sequence[str] = ("nlg_b2", "nlg_rougeL", "b2", "rougeL")) -> dict[str, Any]:
         """``method`` against ``baseline``: prompt-token reduction, and for each metric the mean
-        difference over conversations (x100) with its standard deviation and range."""
+        difference over conversations (x100) with its standard deviation and range, a paired
+        bootstrap 95% interval over conversations (the unit that is sampled: replies of one
+        conversation are not independent), and how many paired replies would detect the paper's
+        G-Long minus long-context difference on that metric (``paper_difference``) at 80% power."""
         convs = {(r["method"], r["conversation"]): r for r in self.per_conversation()}
         ids = sorted({c for (m, c) in convs if m == method} & {c for (m, c) in convs if m == baseline})
         if not ids:
             raise DataError(f"no conversation has results for both '{method}' and '{baseline}'")
         prompt = {m: sum(r["prompt_tokens"] for r in self.records if r["method"] == m) for m in (method, baseline)}
+        replies = {m: {(r["conversation"], r["turn_id"]): r for r in self.records if r["method"] == m}
+                   for m in (method, baseline)}
+        paired = sorted(replies[method].keys() & replies[baseline].keys())
         out: dict[str, Any] = {"method": method, "baseline": baseline, "conversations": len(ids),
+                               "replies": len(paired),
                                "prompt-token reduction": reduction(prompt[method], prompt[baseline])}
         for m in metrics:
-            diffs = [convs[(method, c)][m] - convs[(baseline, c)][m] for c in ids]
-            out[m] = {"method": statistics.fmean(convs[(method, c)][m] for c in ids),
-                      "baseline": statistics.fmean(convs[(baseline, c)][m] for c in ids),
+            a = [convs[(method, c)][m] for c in ids]
+            b = [convs[(baseline, c)][m] for c in ids]
+            diffs = [x - y for x, y in zip(a, b)]
+            boot = paired_bootstrap(a, b)
+            per_reply = [100 * (replies[method][k][m] - replies[baseline][k][m]) for k in paired]
+            sd = statistics.stdev(per_reply) if len(per_reply) > 1 else 0.0
+            effect = paper_difference(m)
+            out[m] = {"method": statistics.fmean(a), "baseline": statistics.fmean(b),
                       "diff mean": statistics.fmean(diffs),
                       "diff sd": statistics.stdev(diffs) if len(diffs) > 1 else 0.0,
                       "diff min": min(diffs), "diff max": max(diffs),
-                      "method wins": sum(d > 0 for d in diffs)}
+                      "method wins": sum(d > 0 for d in diffs),
+                      "ci low": boot["ci_low"], "ci high": boot["ci_high"],
+                      "paper difference": effect,
+                      "replies needed": replies_needed(sd, effect) if sd > 0 and effect else None}
         return out
 
     def same_memories(self, method: str, other: str) -> float:
