@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from glong_lib.agent import METHODS, TripleSource, make_agents
+from glong_lib.agent import ALL_METHODS, TripleSource, make_agents
 from glong_lib.config import get_profile
 from glong_lib.evaluation.msc import run_msc_evaluation, sample_conversations
 from glong_lib.generation import LocalChatGenerator, MemoryEchoGenerator
@@ -45,7 +45,7 @@ def parse_args(argv=None):
     p.add_argument("--turns-per-session", type=int, default=2,
                    help="first N user turns of each session (default 2: about 2 s per reply on 2 cores; 0 = all)")
     p.add_argument("--max-new-tokens", type=int, default=24, help="reply length cap")
-    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    p.add_argument("--methods", nargs="+", default=list(ALL_METHODS), choices=ALL_METHODS)
     p.add_argument("--triples", choices=("auto", "gold", "model"), default="auto")
     p.add_argument("--no-salience", action="store_true", help="weights 1.0 (skips the summarizer)")
     p.add_argument("--tokens-only", action="store_true", help="count prompt tokens exactly, generate nothing")

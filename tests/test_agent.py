@@ -154,6 +154,25 @@ def test_make_agents_names_and_ablation_betas():
     assert len(METHODS) == 7
 
 
+def test_no_rerank_ablation_feeds_the_semantic_top_five(sample_dir):
+    """The paper's Table 14: the semantic pool of 5 in its semantic order, all 5 in the prompt."""
+    from glong_lib.retrieval import AssociativeRetriever
+
+    agents = make_agents(MemoryEchoGenerator(), ["glong", "glong-no-rerank"],
+                         source=TripleSource("gold", score=False), encoder=HashEncoder())
+    plain = agents["No rerank (top-5)"]
+    assert plain.retrieval["k"] == 5 and plain.retrieval["rerank"] is False
+    conv = load_conversation(sample_dir / "conversations" / "c01.json")
+    plain.start(conv)
+    plain.observe_session(conv.sessions[0], conv)
+    plain.observe_session(conv.sessions[1], conv)
+    now = conv.sessions[2].start_s
+    res = plain.retriever.retrieve("Maya's work at the hospital", now, k=5)
+    assert res.edges == res.trace.pool[:5]  # the semantic order, untouched by Eq. 4
+    ranked = AssociativeRetriever(plain.memory, update_access=False).retrieve("Maya's work at the hospital", now, k=5)
+    assert sorted(ranked.edges) == sorted(res.edges)  # the same pool, reordered by Eq. 4
+
+
 def test_glong_on_a_sample_conversation(sample_dir):
     conv = load_conversation(sample_dir / "conversations" / "c01.json")
     agent = GLongAgent(MemoryEchoGenerator(), TripleSource("gold", score=False), encoder=HashEncoder())

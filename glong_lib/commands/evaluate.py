@@ -12,15 +12,15 @@ from .common import add_profile_option, checkpoint_from, number, print_table
 
 
 def register(sub) -> None:
-    from ..agent import METHODS
+    from ..agent import ALL_METHODS, METHODS
 
     p = sub.add_parser("eval-msc", help="response generation over sessions: BLEU/ROUGE-L, prompt tokens, cost")
     p.add_argument("--msc", type=Path, default=None,
                    help="conversations: a folder of sample *.json, or MSC msc4_valid.jsonl (default: data/conversations)")
     p.add_argument("--conversations", type=number(int, 1), default=None, help="evaluate N conversations, sampled with --seed")
     p.add_argument("--seed", type=number(int, 0), default=42, help="sampling seed (default 42)")
-    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS, metavar="METHOD",
-                   help=f"any of: {' '.join(METHODS)} (default: all)")
+    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=ALL_METHODS, metavar="METHOD",
+                   help=f"any of: {' '.join(ALL_METHODS)} (default: all but glong-no-rerank, the paper's Table 14)")
     p.add_argument("--turns-per-session", type=number(int, 1), default=None,
                    help="answer only the first N user turns of each session (CPU budget)")
     p.add_argument("--max-sessions", type=number(int, 1), default=None, help="use only the first N sessions")

@@ -84,7 +84,8 @@ class AssociativeRetriever:
     Beyond the paper, each a measured setting: ``edge_text`` (what an edge is embedded as,
     ``results.EDGE_TEXTS``) and ``hubs="skip"``, which replaces an anchor that is a hub (a node
     touching more than ``hub_share`` of the edges, usually a speaker) by the next-nearest entity
-    that is not, so one anchor cannot pull in half the memory.
+    that is not, so one anchor cannot pull in half the memory. ``rerank=False`` keeps the semantic
+    order instead of Eq. 4 (the paper's Table 14 ablation, fed the top 5).
 
     ``current_only`` skips edges a memory with the ``update`` policy marked superseded (the paper
     stores everything, so the default keeps them). ``update_access`` writes ``last_access_s = now_s``
@@ -96,7 +97,7 @@ class AssociativeRetriever:
                  semantic_top_n: int = PAPER_SEMANTIC_TOP_N, betas: Sequence[float] = PAPER_BETAS,
                  lam: float = PAPER_LAMBDA, k: int = PAPER_K, update_access: bool = True,
                  current_only: bool = False, edge_text: str = "triple", dedup: bool = True,
-                 hubs: str = "expand", hub_share: float = DEFAULT_HUB_SHARE):
+                 hubs: str = "expand", hub_share: float = DEFAULT_HUB_SHARE, rerank: bool = True):
         for name, value in (("anchors", anchors), ("semantic_top_n", semantic_top_n), ("k", k)):
             if int(value) < 1:
                 raise DataError(f"{name} should be at least 1, got {value}")
@@ -113,12 +114,13 @@ class AssociativeRetriever:
         self.betas, self.lam, self.k = tuple(float(b) for b in betas), float(lam), int(k)
         self.update_access, self.current_only = update_access, current_only
         self.edge_text, self.dedup, self.hubs, self.hub_share = edge_text, bool(dedup), hubs, float(hub_share)
+        self.rerank = bool(rerank)
         self.cache = EdgeEmbeddingCache(memory, mode=edge_text)
 
     def params(self) -> dict[str, Any]:
         return {"anchors": self.anchors, "hops": self.hops, "semantic_top_n": self.semantic_top_n,
                 "betas": list(self.betas), "lam": self.lam, "k": self.k, "edge_text": self.edge_text,
-                "dedup": self.dedup, "hubs": self.hubs}
+                "dedup": self.dedup, "hubs": self.hubs, "rerank": self.rerank}
 
     def pool_size(self, k: int) -> int:
         """How many candidates reach the Eq. 4 rerank when ``k`` are asked for."""
@@ -191,7 +193,8 @@ class AssociativeRetriever:
         recs = np.atleast_1d(recency(deltas, self.lam))
         terms = [RerankTerms(eid, e.text(), float(s), float(w), float(d), float(r), float(sc), self.betas)
                  for eid, e, s, w, d, r, sc in zip(trace.pool, edges, sems, weights, deltas, recs, scores)]
-        trace.rerank = sorted(terms, key=lambda t: -t.score)
+        # rerank=False is the paper's "No Rerank" ablation (Table 14): the semantic order is kept
+        trace.rerank = sorted(terms, key=lambda t: -t.score) if self.rerank else terms
 
 
 class FlatEdgeRetriever(AssociativeRetriever):
