@@ -26,6 +26,9 @@ BLEU_KEYS = ("b1", "b2", "b3", "b4")
 NLG_KEYS = ("nlg_b1", "nlg_b2", "nlg_b3", "nlg_b4", "nlg_rougeL")
 METRIC_KEYS = BLEU_KEYS + ("rougeL",) + NLG_KEYS
 
+#: Differences of scores (x100) at or below this are ties (see ``MSCResults.compare``).
+TIE = 1e-4
+
 #: Which record keys each scale of ``MSCResults.table1`` reports as B-2, B-3 and R-L.
 TABLE1_SCALES = {"nlgeval": ("nlg_b2", "nlg_b3", "nlg_rougeL"), "smoothed": ("b2", "b3", "rougeL")}
 
@@ -282,7 +285,8 @@ class MSCResults:
         difference over conversations (x100) with its standard deviation and range, a paired
         bootstrap 95% interval over conversations (the unit that is sampled: replies of one
         conversation are not independent), and how many paired replies would detect the paper's
-        G-Long minus long-context difference on that metric (``paper_difference``) at 80% power."""
+        G-Long minus long-context difference on that metric (``paper_difference``) at 80% power (None
+        when the per-reply differences have no spread to base it on, e.g. every reply scores ~0)."""
         convs = {(r["method"], r["conversation"]): r for r in self.per_conversation()}
         ids = sorted({c for (m, c) in convs if m == method} & {c for (m, c) in convs if m == baseline})
         if not ids:
@@ -302,14 +306,17 @@ class MSCResults:
             per_reply = [100 * (replies[method][k][m] - replies[baseline][k][m]) for k in paired]
             sd = statistics.stdev(per_reply) if len(per_reply) > 1 else 0.0
             effect = paper_difference(m)
+            # below TIE (x100) two scores are the same number: nlg-eval's BLEU of a reply with no matching
+            # bigram is ~1e-9, not 0, and the power rule needs a spread that is not such rounding noise
+            estimable = sd > TIE and bool(effect)
             out[m] = {"method": statistics.fmean(a), "baseline": statistics.fmean(b),
                       "diff mean": statistics.fmean(diffs),
                       "diff sd": statistics.stdev(diffs) if len(diffs) > 1 else 0.0,
                       "diff min": min(diffs), "diff max": max(diffs),
-                      "method wins": sum(d > 0 for d in diffs),
+                      "method wins": sum(d > TIE for d in diffs), "ties": sum(abs(d) <= TIE for d in diffs),
                       "ci low": boot["ci_low"], "ci high": boot["ci_high"],
                       "paper difference": effect,
-                      "replies needed": replies_needed(sd, effect) if sd > 0 and effect else None}
+                      "replies needed": replies_needed(sd, effect) if estimable else None}
         return out
 
     def same_memories(self, method: str, other: str) -> float:
