@@ -189,7 +189,7 @@ def report(result, memory_from: str, seconds: float) -> dict:
              ("G-Long, recommended", "G-Long, recommended, triple text"), ("G-Long, recommended", "G-Long, paper")]
     print("\nPaired differences (bootstrap over questions, 95%):")
     diffs = []
-    for a, b in pairs:
+    for a, b in dict.fromkeys(p for p in pairs if p[0] != p[1]):  # on the turns rung two names coincide
         for metric in ("Hit@1", "Hit@5"):
             d = result.compare(a, b, metric)
             print(f"  {a} - {b}: {metric} {d['mean_diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]")
