@@ -111,6 +111,10 @@ PAPER_RETRIEVAL = RetrievalSettings()
 #: so the paper's stay the default there and in the agent.
 RECOMMENDED_RETRIEVAL = RetrievalSettings(edge_text="source", lam=0.0)
 
+#: The same for a memory of triples extracted from raw dialogue turns: there the triple's words help
+#: once the turn is there too (edge text "both": Hit@5 0.496 against 0.451 for "source" on LoCoMo).
+RECOMMENDED_RETRIEVAL_TURNS = RetrievalSettings(edge_text="both", lam=0.0)
+
 
 @dataclass(frozen=True)
 class Profile:

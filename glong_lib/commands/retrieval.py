@@ -45,17 +45,18 @@ def register(sub) -> None:
                    help="LoCoMo: build the memory from the dialogue turns or from its observation sentences")
     e.add_argument("--paper", action="store_true",
                    help="LoCoMo: the paper's retrieval settings (edge text triple, lambda 1e-7, extracted triples only) "
-                        "instead of the ones measured best for extracted triples (edge text source, lambda 0, units "
-                        "without triples kept). The probes (gold triples) always default to the paper's")
+                        "instead of the ones measured best for extracted triples (lambda 0; edge text source and "
+                        "units without triples kept for observations, edge text both for turns). The probes (gold "
+                        "triples) always default to the paper's")
     e.add_argument("--edge-text", choices=("triple", "source", "both"), default=None,
-                   help="what an edge is embedded as (paper: triple; recommended: source)")
+                   help="what an edge is embedded as (paper: triple; recommended: source for observations, both for turns)")
     e.add_argument("--hubs", choices=("expand", "skip"), default="expand",
                    help="an anchor touching more than 10%% of the edges: expand it (paper) or skip to the next entity")
     e.add_argument("--lam", type=number(float, 0.0, 1.0), default=None,
                    help="recency decay per second of Eq. 4 (paper: 1e-7, a half-life of 80 days; recommended: 0, off)")
     e.add_argument("--keep-unextracted", choices=("yes", "no"), default=None,
                    help="LoCoMo: store a unit the extractor found no triple in whole, as (speaker, said, text) "
-                        "(recommended: yes; paper: no)")
+                        "(recommended: yes for observations, no for turns; paper: no)")
     e.add_argument("--no-dedup", action="store_true",
                    help="keep repeated (subject, relation, object) candidates (the reference code drops them)")
     e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10)")
@@ -159,12 +160,15 @@ def run_eval(args) -> int:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
     ks = _ints(args.k, "--k")
     checkpoint = checkpoint_from(args)
-    from ..config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL
+    from ..config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL, RECOMMENDED_RETRIEVAL_TURNS
 
-    base = PAPER_RETRIEVAL if args.paper or not args.locomo else RECOMMENDED_RETRIEVAL
+    recommended = RECOMMENDED_RETRIEVAL if args.memory_from == "observations" else RECOMMENDED_RETRIEVAL_TURNS
+    base = PAPER_RETRIEVAL if args.paper or not args.locomo else recommended
     params = {"hops": args.hops, "anchors": args.anchors, "edge_text": args.edge_text or base.edge_text,
               "hubs": args.hubs, "lam": base.lam if args.lam is None else args.lam, "dedup": not args.no_dedup}
-    keep = (not args.paper) if args.keep_unextracted is None else args.keep_unextracted == "yes"
+    # measured: keeping units without triples helps on fact sentences, hurts on chatty turns
+    default_keep = not args.paper and args.memory_from == "observations"
+    keep = default_keep if args.keep_unextracted is None else args.keep_unextracted == "yes"
     encoder = None
     if any(not m.startswith("bm25") for m in methods):
         from ..models import load_encoder
