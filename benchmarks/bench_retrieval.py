@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_memory import BATCH, synthetic  # noqa: E402  (the same synthetic memories as the memory benchmark)
 
-from glong_lib.config import RECOMMENDED_RETRIEVAL  # noqa: E402
+from glong_lib.config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL  # noqa: E402
 from glong_lib.memory import GraphMemory, HashEncoder  # noqa: E402
 from glong_lib.retrieval import PAPER_LAMBDA, AssociativeRetriever, PPRRetriever  # noqa: E402
 
@@ -112,8 +112,8 @@ def latency(sizes: list[int], n_queries: int, seed: int = 0) -> list[dict]:
 
 #: The paper's retrieval settings (Appendix B, the reference code's dedup) and the one these runs
 #: recommend, as G-Long parameters (``AssociativeRetriever``).
-PAPER = {"edge_text": "triple", "lam": PAPER_LAMBDA, "hubs": "expand", "dedup": True, "hops": 1}
-RECOMMENDED = dict(RECOMMENDED_RETRIEVAL.as_kwargs(), k=5)
+PAPER = PAPER_RETRIEVAL.as_kwargs()
+RECOMMENDED = RECOMMENDED_RETRIEVAL.as_kwargs()  # k is set by the evaluation (the deepest cut-off)
 
 #: Recency rates swept (per second) and their half-lives.
 LAMBDAS = [0.0, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5]

@@ -435,15 +435,20 @@ def load_locomo_observations(path: PathLike) -> list[Conversation]:
                         raise DataError(f"fact {k + 1} of {speaker} names no dialogue id", path=path, where=sw)
                     units.append(Turn(UNIT_ID_JOIN.join(ids), str(speaker), fact[0].strip()))
             if units:
-                units.sort(key=lambda u: _dia_order(u.id))
+                units.sort(key=lambda u: dialogue_position(u.id))
                 sessions.append(Session(session.index, units, session.seconds_since_previous, session.date))
         conv = Conversation(cid, dialogues[cid].speakers, _regap(sessions, dialogues[cid]), source="locomo-observations")
         out.append(_check_conversation(conv, path, w))
     return out
 
 
-def _dia_order(unit_id: str) -> tuple[int, int]:
-    """Sort key of a unit: its first dialogue id ``D<session>:<turn>`` as numbers (unknown: last)."""
+def dialogue_position(unit_id: str) -> tuple[int, int]:
+    """Where a turn or unit sits in a LoCoMo dialogue: its first id ``D<session>:<turn>`` as numbers
+    (an id of another shape sorts last).
+
+    >>> dialogue_position("D3:7"), dialogue_position("D15:3+D15:5") < dialogue_position("D15:4")
+    ((3, 7), True)
+    """
     m = re.fullmatch(r"D(\d+):(\d+)", unit_id.split(UNIT_ID_JOIN)[0])
     return (int(m.group(1)), int(m.group(2))) if m else (1 << 30, 0)
 

@@ -146,7 +146,7 @@ def _extractor_or_none(args):
 
 
 def run_eval(args) -> int:
-    from ..evaluation.locomo import evaluate_locomo
+    from ..evaluation.locomo import GRAPH_METHODS, evaluate_locomo
     from ..evaluation.retrieval import METHODS, evaluate_probes
 
     from ..evaluation.retrieval import DEFAULT_METHODS
@@ -175,10 +175,9 @@ def run_eval(args) -> int:
 
         encoder = load_encoder(args.profile)
     if args.locomo:
-        graph = ("glong", "flat", "ppr")
-        extractor = _extractor_or_none(args) if any(m in graph for m in methods) else None
+        extractor = _extractor_or_none(args) if any(m in GRAPH_METHODS for m in methods) else None
         if extractor is None:
-            methods = [m for m in methods if m not in graph]
+            methods = [m for m in methods if m not in GRAPH_METHODS]
         if not methods:
             raise DataError("no method left to evaluate (graph methods need the extractor)")
         result = evaluate_locomo(args.locomo, encoder, methods, ks, conversations=args.conversations,

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 from ..errors import DataError
 from ..extraction import extract_conversation
 from ..io import Checkpoint, atomic_write_json, content_key
-from ..loaders import load_locomo, load_locomo_observations, source_turns
+from ..loaders import dialogue_position, load_locomo, load_locomo_observations, source_turns
 from ..models import cache_dir
 from ..schema import QA, Conversation, Triple
 from ..text import content_words, turn_line
@@ -21,10 +21,10 @@ from .retrieval import (
     DEFAULT_METHODS,
     MEMORY_SOURCES,
     EvidenceEvaluation,
-    _primed,
     evaluate_evidence,
-    make_retrievers,
+    make_variant_retrievers,
     memory_before,
+    primed_encoder,
 )
 
 #: The methods that need a graph memory (and so extracted triples).
@@ -107,21 +107,15 @@ def locomo_units(path, memory_from: str = "turns", conversations: Optional[int] 
         excluded["evidence outside the turns kept (or none)"] = len(qas) - len(inside)
     units = dialogues
     if memory_from == "observations":
-        last = {c.id: max(_dia_key(t.id) for t in c.turns()) for c in dialogues}
+        last = {c.id: max(dialogue_position(t.id) for t in c.turns()) for c in dialogues}
         units = []
         for c in load_locomo_observations(path):
             if c.id in kept_ids:
                 for s in c.sessions:
-                    s.turns = [u for u in s.turns if _dia_key(source_turns(u.id)[0]) <= last[c.id]]
+                    s.turns = [u for u in s.turns if dialogue_position(u.id) <= last[c.id]]
                 c.sessions = [s for s in c.sessions if s.turns]
                 units.append(c)
     return dialogues, units, inside, excluded
-
-
-def _dia_key(turn_id: str) -> tuple[int, int]:
-    """``"D3:7"`` -> (3, 7) (other ids sort first)."""
-    m = re.fullmatch(r"D(\d+):(\d+)", turn_id)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 #: The relation of a unit stored whole because the extractor found no triple in it.
@@ -162,17 +156,12 @@ def evaluate_variants(path, encoder, variants: dict[str, tuple[str, dict]], ks: 
     triples = {c.id: extracted_triples(c, extractor, extractor_name) for c in units} if needs_graph else {}
     if keep_unextracted:
         triples = {c.id: with_unextracted(c, triples[c.id]) for c in units if c.id in triples}
-    encoder = _primed(encoder, inside, units + dialogues, [t for ts in triples.values() for t in ts])
-    memories: dict = {}
+    encoder = primed_encoder(encoder, inside, units + dialogues, [t for ts in triples.values() for t in ts])
 
-    def memory_for(conv, session):  # one memory per conversation, shared by every variant
-        if (conv.id, session) not in memories:
-            memories[(conv.id, session)] = memory_before(conv, session, encoder, triples[conv.id])
-        return memories[(conv.id, session)]
+    def memory_for(conv, session):
+        return memory_before(conv, session, encoder, triples[conv.id])
 
-    raw = {c.id: c for c in dialogues}
-    retrievers = {name: make_retrievers([method], memory_for, encoder, max(ks), params, raw)[method]
-                  for name, (method, params) in variants.items()}
+    retrievers = make_variant_retrievers(variants, memory_for, encoder, max(ks), raw={c.id: c for c in dialogues})
     result = evaluate_evidence(retrievers, inside, units, ks, progress, checkpoint)
     result.excluded.update(excluded)
     return result

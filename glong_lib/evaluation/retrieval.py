@@ -250,16 +250,24 @@ def memory_before(conv: Conversation, session: Optional[int], encoder, triples: 
 def make_retrievers(methods: Sequence[str], memory_for: Callable[[Conversation, Optional[int]], Any],
                     encoder, depth: int = PAPER_K, glong_params: Optional[dict] = None,
                     raw: Optional[dict[str, Conversation]] = None) -> dict[str, Callable]:
-    """Factories ``f(conversation, asked_in_session) -> retriever`` for :func:`evaluate_evidence`.
+    """:func:`make_variant_retrievers` with one variant per method, all with ``glong_params``."""
+    return make_variant_retrievers({m: (m, glong_params or {}) for m in methods}, memory_for, encoder, depth, raw)
+
+
+def make_variant_retrievers(variants: dict[str, tuple[str, dict]],
+                            memory_for: Callable[[Conversation, Optional[int]], Any], encoder,
+                            depth: int = PAPER_K, raw: Optional[dict[str, Conversation]] = None) -> dict[str, Callable]:
+    """Factories ``f(conversation, asked_in_session) -> retriever`` for :func:`evaluate_evidence`, one
+    per variant ``{name: (method, params)}`` (a method of :data:`METHODS` and its G-Long parameters).
 
     ``memory_for(conversation, session)`` builds the graph memory (of what was said before
-    ``session``); the graph methods of one (conversation, session) share one memory. ``dense`` and
+    ``session``); every graph variant of one (conversation, session) shares one memory. ``dense`` and
     ``bm25`` index the conversation's own turns (its units); ``dense-turns``/``bm25-turns`` index
-    ``raw[conversation id]`` (the dialogue, when the units are fact sentences). ``glong_params``
-    go to G-Long and ``flat`` (and ``edge_text`` to PPR). Evaluation retrievers do not update
-    access times, so every question sees the same memory.
+    ``raw[conversation id]`` (the dialogue, when the units are fact sentences). ``params`` go to
+    G-Long and ``flat`` (and ``edge_text`` to PPR). Evaluation retrievers do not update access
+    times, so every question sees the same memory.
     """
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = sorted({m for m, _ in variants.values()} - set(METHODS))
     if unknown:
         raise DataError(f"unknown retrieval method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
     memories: dict = {}
@@ -272,21 +280,22 @@ def make_retrievers(methods: Sequence[str], memory_for: Callable[[Conversation, 
     def dialogue(conv):
         return (raw or {}).get(conv.id, conv)
 
-    params = {**(glong_params or {}), "k": depth, "update_access": False}
-    ppr_text = params.get("edge_text", "triple")
-    factories = {
-        "glong": lambda c, s: AssociativeRetriever(memory(c, s), **params),
-        "flat": lambda c, s: FlatEdgeRetriever(memory(c, s), **params),
-        "ppr": lambda c, s: PPRRetriever(memory(c, s), k=depth, edge_text=ppr_text),
-        "dense": lambda c, s: DenseTurnRetriever(turns_before(c, s), encoder, k=depth),
-        "bm25": lambda c, s: BM25TurnRetriever(turns_before(c, s), k=depth),
-        "dense-turns": lambda c, s: DenseTurnRetriever(turns_before(dialogue(c), s), encoder, k=depth),
-        "bm25-turns": lambda c, s: BM25TurnRetriever(turns_before(dialogue(c), s), k=depth),
-    }
-    return {m: factories[m] for m in methods}
+    def factory(method: str, params: dict) -> Callable:
+        glong = {**params, "k": depth, "update_access": False}
+        return {
+            "glong": lambda c, s: AssociativeRetriever(memory(c, s), **glong),
+            "flat": lambda c, s: FlatEdgeRetriever(memory(c, s), **glong),
+            "ppr": lambda c, s: PPRRetriever(memory(c, s), k=depth, edge_text=glong.get("edge_text", "triple")),
+            "dense": lambda c, s: DenseTurnRetriever(turns_before(c, s), encoder, k=depth),
+            "bm25": lambda c, s: BM25TurnRetriever(turns_before(c, s), k=depth),
+            "dense-turns": lambda c, s: DenseTurnRetriever(turns_before(dialogue(c), s), encoder, k=depth),
+            "bm25-turns": lambda c, s: BM25TurnRetriever(turns_before(dialogue(c), s), k=depth),
+        }[method]
+
+    return {name: factory(method, params) for name, (method, params) in variants.items()}
 
 
-def _primed(encoder, questions: Sequence[QA], conversations: Sequence[Conversation],
+def primed_encoder(encoder, questions: Sequence[QA], conversations: Sequence[Conversation],
             triples: Sequence[Triple] = ()):
     """A caching wrapper around ``encoder`` that already holds every question, turn, and the
     entity names and edge texts the memory will make of ``triples``."""
@@ -311,7 +320,7 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
 
     asked = {q.conversation for q in probes}
     conversations = [c for c in conversations if c.id in asked]  # encode only what is asked about
-    encoder = _primed(encoder, probes, conversations, [t for c in conversations for t in gold_triples(c)])
+    encoder = primed_encoder(encoder, probes, conversations, [t for c in conversations for t in gold_triples(c)])
 
     def memory_for(conv, session):
         triples = gold_triples(conv, session)

@@ -116,6 +116,7 @@ class AssociativeRetriever:
         self.edge_text, self.dedup, self.hubs, self.hub_share = edge_text, bool(dedup), hubs, float(hub_share)
         self.rerank = bool(rerank)
         self.cache = EdgeEmbeddingCache(memory, mode=edge_text)
+        self._hubs: tuple[int, set[str]] = (-1, set())  # (edge count it was computed at, hub nodes)
 
     def params(self) -> dict[str, Any]:
         return {"anchors": self.anchors, "hops": self.hops, "semantic_top_n": self.semantic_top_n,
@@ -165,9 +166,16 @@ class AssociativeRetriever:
         """The ``anchors`` entities nearest the query (hubs skipped under ``hubs="skip"``)."""
         if self.hubs == "expand":
             return [(e, float(s)) for e, s in self.memory.nearest_entities(qvec, k=self.anchors)]
-        hubs = hub_nodes(self.memory, self.hub_share, self.current_only)
+        hubs = self._hub_set()
         ranked = self.memory.nearest_entities(qvec, k=self.anchors + len(hubs))
         return [(e, float(s)) for e, s in ranked if e not in hubs][:self.anchors]
+
+    def _hub_set(self) -> set[str]:
+        """``hub_nodes`` of the memory, recomputed only when edges were added or superseded since."""
+        size = len(self.memory.edge_ids(current_only=self.current_only))
+        if self._hubs[0] != size:
+            self._hubs = (size, hub_nodes(self.memory, self.hub_share, self.current_only))
+        return self._hubs[1]
 
     def _candidates(self, anchors: list[str]) -> list[int]:
         """Every edge within ``hops`` of the anchors."""

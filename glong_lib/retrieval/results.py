@@ -140,6 +140,13 @@ class CachingEncoder:
 EDGE_TEXTS = ("triple", "source", "both")
 
 
+def check_edge_text(mode: str) -> str:
+    """``mode`` if it is one of ``EDGE_TEXTS``, else a one-line DataError."""
+    if mode not in EDGE_TEXTS:
+        raise DataError(f"unknown edge text '{mode}' (choose from {', '.join(EDGE_TEXTS)})")
+    return mode
+
+
 def edge_text(edge: MemoryEdge, mode: str = "triple") -> str:
     """The text of ``edge`` that retrieval embeds and compares with the query.
 
@@ -151,8 +158,7 @@ def edge_text(edge: MemoryEdge, mode: str = "triple") -> str:
     >>> edge_text(e), edge_text(e, "source"), edge_text(e, "both")
     ('maya have_pet dog', 'Maya: I adopted a puppy!', 'maya have_pet dog | Maya: I adopted a puppy!')
     """
-    if mode not in EDGE_TEXTS:
-        raise DataError(f"unknown edge text '{mode}' (choose from {', '.join(EDGE_TEXTS)})")
+    check_edge_text(mode)
     if mode == "triple" or not edge.source_text:
         return edge.text()
     source = f"{edge.speaker}: {edge.source_text}" if edge.speaker else edge.source_text
@@ -167,8 +173,7 @@ class EdgeEmbeddingCache:
     """
 
     def __init__(self, memory, batch_size: int = 256, mode: str = "triple"):
-        edge_text(MemoryEdge("", "", "", 1.0, 0.0, 0.0), mode)  # reject an unknown mode now
-        self.memory, self.mode = memory, mode
+        self.memory, self.mode = memory, check_edge_text(mode)
         self.batch_size = batch_size
         self.row: dict[int, int] = {}
         self.matrix: Optional[np.ndarray] = None
