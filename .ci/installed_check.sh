@@ -24,6 +24,8 @@ cd "$WORK/elsewhere"
 import glong_lib, glong_lib.io as io
 assert "site-packages" in glong_lib.__file__, glong_lib.__file__
 print("samples:", io.data_path("probes.jsonl"))
+print("measured results:", io.data_path("results", "bench_salience.json"))
+import glong_lib.salience.decoder_only  # a package that must be listed in pyproject's packages
 PY
 "$V/glong" eval-retrieval --probes --methods bm25 --k 1,5
 cp "$REPO/notebooks/00_quickstart.ipynb" .

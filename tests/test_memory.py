@@ -284,6 +284,10 @@ def test_build_command_from_gold_and_triples(sample_dir, tmp_path, capsys):
     stats = json.loads(capsys.readouterr().out)
     gold = GraphMemory.load(tmp_path / "gold")
     assert stats["edges"] == len(gold.edge_ids()) > 30 and stats["superseded edges"] >= 1
+    # gold facts are weighed by the offline salience source by default: Eq. 3 weights, not all 1.0
+    weights = [gold.edge(e).weight for e in gold.edge_ids()]
+    assert max(weights) == pytest.approx(1.0) and len({round(w, 3) for w in weights}) > len(weights) // 3
+    assert min(weights) < 0.8
     rows = tmp_path / "t.jsonl"
     rows.write_text(json.dumps({"conversation": "c01", "turn_id": "S1:7", "triples": [
         {"subject": "I", "relation": "live_in_citystatecountry", "object": "Portland", "weight": 0.7}]}))

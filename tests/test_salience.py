@@ -14,7 +14,7 @@ from glong_lib import salience as S
 from glong_lib.config import get_profile
 from glong_lib.errors import DataError
 from glong_lib.evaluation import salience as SE
-from glong_lib.schema import SummaryPair, Triple
+from glong_lib.schema import SummaryPair, Triple, Turn
 
 # --------------------------------------------------------------------------- Eq. 1
 
@@ -138,7 +138,7 @@ class FixedScorer:
     def __init__(self, raw_by_object):
         self.raw = raw_by_object
 
-    def score(self, triples):
+    def score(self, triples, turns=None):
         return type("R", (), {"raw": np.array([self.raw[t.object] for t in triples])})()
 
 
@@ -312,25 +312,92 @@ def test_shipped_conversation_gold_triples_linearise():
     assert len(ranges) == len(triples) and text.count(". ") >= len(triples)
 
 
-@pytest.mark.slow
-def test_causal_alternative_on_tiny_llama():
-    """The decoder-only analogue: columns cropped to the triple text, rows = positions writing the summary."""
+def tiny_llama():
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     from glong_lib.models import smollm2_dir
 
     tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
     torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
                                          num_attention_heads=4, num_key_value_heads=2, attn_implementation="eager"))
-    scorer = S.CausalSalienceScorer(tok, model, max_new_tokens=4)
+    return tok, model
+
+
+@pytest.mark.slow
+def test_decoder_source_triples_input_on_tiny_llama():
+    """Linearised triples as input: columns cropped to the facts, rows = the steps writing the summary."""
+    tok, model = tiny_llama()
+    scorer = S.DecoderSalienceScorer(tok, model, S.DecoderSourceSettings(input="triples", layer=-1, aggregate="sum",
+                                                                         max_new_tokens=4))
     triples = [Triple("Maya", "move_to", "Denver"), Triple("Leo", "like", "dogs")]
     res = scorer.score(triples)
     n, m = res.attention.shape
-    assert m == len(res.summary_tokens) and n == len(res.input_tokens) == res.spans[-1][1]
-    assert res.spans[0][0] == 0 and tok.convert_tokens_to_string(res.input_tokens).strip() == res.input_text.strip()
-    assert 0 < res.raw.sum() <= m + 1e-4  # the chat template around the facts takes the rest
+    assert m == len(res.summary_tokens) and n == len(res.input_tokens)
+    assert tok.convert_tokens_to_string(res.input_tokens).strip() == res.input_text.strip()
+    assert 0 < res.raw.sum() <= m + 1e-4  # the prompt around the facts takes the rest
     assert res.weights.max() == pytest.approx(1.0)
+    reading = scorer.read(triples)
+    assert reading.layers.shape == (3, n, m)  # every layer, for choosing one
+    assert np.allclose(scorer.layer_scores(reading)[-1], res.raw, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_decoder_source_dialogue_input_reads_the_words_where_said():
+    tok, model = tiny_llama()
+    scorer = S.DecoderSalienceScorer(tok, model, S.DecoderSourceSettings(input="dialogue", layer=1, max_new_tokens=4,
+                                                                         where="turn"))
+    turns = [Turn("T1", "Maya", "I just moved to Denver."), Turn("T2", "Leo", "Cool. My dogs love snow."),
+             Turn("T3", "Maya", "Ha, mine too.")]
+    triples = [Triple("Maya", "move_to", "Denver", turn_id="T1"), Triple("Leo", "have_pet", "dogs", turn_id="T2"),
+               Triple("Maya", "feel", "happy", turn_id="T3"),   # said nowhere: no tokens, Eq. 2 = 0
+               Triple("Leo", "visit", "Denver", turn_id="T2")]  # said, but not in its own turn
+    res = scorer.score(triples, turns)
+    words = [tok.convert_tokens_to_string([res.input_tokens[i] for i in p]).strip() for p in res.positions]
+    assert words[0] == "Denver" and words[1] == "dogs" and words[2] == ""
+    assert "Cool" in words[3] and "snow" in words[3] and "Denver" not in words[3]  # where="turn": its turn's words
+    assert res.input_text == "Maya: I just moved to Denver.\nLeo: Cool. My dogs love snow.\nMaya: Ha, mine too."
+    assert res.weights.max() == pytest.approx(1.0) and res.raw[2] == 0 and (res.raw[[0, 1, 3]] > 0).all()
+    session = S.DecoderSalienceScorer(tok, model, S.DecoderSourceSettings(layer=1, max_new_tokens=4, where="session"))
+    res_s = session.score(triples, turns)
+    assert "Denver" in tok.convert_tokens_to_string([res_s.input_tokens[i] for i in res_s.positions[3]])
+    triples = triples[:2]
+    # mean = sum / token count, on the same reading
+    reading = scorer.read(triples, turns, summary="Maya moved.")
+    sums, means = scorer.layer_scores(reading, "sum"), scorer.layer_scores(reading, "mean")
+    counts = np.array([len(p) for p in reading.positions])
+    assert np.allclose(means, sums / counts, equal_nan=True) and np.isnan(sums[0]).all()  # only layer 1 read
+    assert reading.summary == "Maya moved."  # a given summary is teacher-forced, not generated
+    with pytest.raises(DataError, match="layer 7"):
+        S.DecoderSalienceScorer(tok, model, S.DecoderSourceSettings(layer=7))
+
+
+def test_position_saliency_by_hand():
+    A = torch.tensor([[0.5, 0.1], [0.2, 0.1], [0.1, 0.4]])
+    assert S.position_saliency(A, [[0, 2], [], [1]]).tolist() == pytest.approx([1.1, 0.0, 0.3])
+    assert S.position_saliency(A, [[0, 2]], "mean").tolist() == pytest.approx([0.55])
+    # Eq. 2 over a contiguous span is the same number either way
+    assert S.position_saliency(A, [[0, 1]]).tolist() == pytest.approx(S.triple_saliency(A, [(0, 2)]).tolist())
+    with pytest.raises(DataError, match="outside"):
+        S.position_saliency(A, [[3]])
+    with pytest.raises(DataError, match="aggregate"):
+        S.position_saliency(A, [[0]], "max")
+
+
+def test_turns_from_triples_and_dialogue_text():
+    triples = [Triple("A", "r", "x", speaker="Ann", turn_id="1", source="I like x."),
+               Triple("A", "r", "y", speaker="Ann", turn_id="1", source="I like x."),
+               Triple("B", "r", "z")]
+    turns = S.turns_from_triples(triples)
+    assert [(t.speaker, t.text) for t in turns] == [("Ann", "I like x."), ("Speaker", "B r z")]
+    text, spans = S.dialogue_text(turns)
+    assert [text[a:b] for a, b in spans] == ["I like x.", "B r z"]
+
+
+def test_load_scorer_source_choice():
+    with pytest.raises(DataError, match="salience source"):
+        S.load_scorer("offline", source="bert")
+
 
 
 def test_real_summary_pairs_load(real_data):
@@ -339,3 +406,144 @@ def test_real_summary_pairs_load(real_data):
     pairs = Z.real_summary_pairs(real_data)
     assert len(pairs) == 819 + 500 and all(p.summary and p.dialogue for p in pairs)
     assert len(Z.training_examples(pairs[:5], ["dialogue"])) == 5
+
+
+# --------------------------------------------------------------------------- the real-dialogue measures
+
+
+def test_summary_label_leaves_speaker_names_out():
+    summary = "Hannah needs Betty's number, Amanda suggests asking Larry."
+    assert SE.summary_label(Triple("Hannah", "need", "number"), summary, ["Hannah", "Amanda"])
+    assert not SE.summary_label(Triple("Hannah", "like", "Amanda"), summary, ["Hannah", "Amanda"])
+    assert SE.summary_label(Triple("Amanda", "ask", "larry"), summary, ["Hannah", "Amanda"])  # case, names of others
+    assert SE.summary_label(Triple("I", "suggest", "asking"), summary)  # light stem: asking = asking
+
+
+def test_within_dialogue_auc_by_hand_ignores_between_dialogue_offsets():
+    # dialogue a: perfect order; b: reversed; c: one label only (left out). Pooled, b's high
+    # offset would decide; within dialogues it averages (1 + 0) / 2.
+    scores = [0.9, 0.1, 10.2, 10.8, 0.5]
+    labels = [1, 0, 1, 0, 1]
+    groups = ["a", "a", "b", "b", "c"]
+    r = SE.within_dialogue_auc(scores, labels, groups, n=50)
+    assert r["auc"] == 0.5 and r["dialogues"] == 2 and r["per_dialogue"] == [1.0, 0.0]
+    assert 0.0 <= r["low"] <= r["high"] <= 1.0
+    assert np.isnan(SE.within_dialogue_auc([1, 2], [1, 1], ["a", "a"])["auc"])
+
+
+def _synthetic_table(rng, dialogues, signal):
+    labels, groups, position, length, frequency, weight = [], [], [], [], [], []
+    for d in range(dialogues):
+        k = 8
+        y = rng.random(k) < 0.4
+        labels += y.tolist()
+        groups += [f"d{d}"] * k
+        position += rng.random(k).tolist()
+        length += rng.integers(2, 6, k).tolist()
+        frequency += rng.random(k).tolist()
+        weight += (signal * y + rng.random(k)).tolist()
+    return {"labels": np.array(labels), "groups": np.array(groups), "position": np.array(position),
+            "length": np.array(length, float), "frequency": np.array(frequency), "weight": np.array(weight)}
+
+
+def test_added_value_positive_only_when_the_weight_carries_signal():
+    rng = np.random.default_rng(0)
+    useful = SE.added_value(_synthetic_table(rng, 60, 1.0), _synthetic_table(rng, 60, 1.0),
+                            ["position", "length", "frequency"], "weight", n=200)
+    assert useful["added"]["low"] > 0.1 and useful["covariates"] < 0.6
+    useless = SE.added_value(_synthetic_table(rng, 60, 0.0), _synthetic_table(rng, 60, 0.0),
+                             ["position", "length", "frequency"], "weight", n=200)
+    assert useless["added"]["low"] < 0 < useless["added"]["high"] or abs(useless["added"]["value"]) < 0.05
+
+
+def test_planted_line_is_seeded_and_ranked():
+    from glong_lib.loaders import summary_pair_conversation
+
+    pair = SummaryPair("d7", "A: I adopted a cat.\nB: Nice, what breed?\nA: A Siamese.", "A adopted a Siamese cat.")
+    d = SE.SalienceDialogue("test", pair, summary_pair_conversation(pair), [Triple("A", "adopt", "cat", turn_id="T1")])
+    turns, triples, k = SE.plant_line(d)
+    assert (turns, triples, k) == SE.plant_line(d)  # same seed, same place
+    assert len(turns) == 4 and turns[0].id == "T1" and "PLANTED" in [t.id for t in turns]
+    assert triples[k].turn_id == "PLANTED" and triples[k].source in [line for line, _ in SE.PLANTED_LINES]
+    assert SE.planted_rank([0.9, 0.2, 0.4], 1) == 1.0 and SE.planted_rank([0.1, 0.5], 1) == 0.0
+    assert SE.planted_rank([0.5, 0.5, 0.1], 0) == 0.25  # one tie (half), one below
+
+
+def test_triple_covariates_and_ranks():
+    turns = [Turn("T1", "A", "Tea. I love tea."), Turn("T2", "B", "Coffee for me.")]
+    cov = SE.triple_covariates([Triple("A", "like", "tea", turn_id="T1"), Triple("B", "like", "coffee", turn_id="T2")],
+                               turns, "A and B talk about tea.")
+    assert cov["position"].tolist() == [1.0, 0.5] and cov["frequency"].tolist() == [2.0, 1.0]
+    assert cov["own summary overlap"].tolist() == [1.0, 0.0]
+    assert SE.within_dialogue_ranks([5, 1, 5, 2], ["a", "a", "a", "b"]).tolist() == [0.75, 0.0, 0.75, 0.5]
+
+
+def test_summary_pair_conversation_bad_input():
+    from glong_lib.loaders import summary_pair_conversation
+
+    with pytest.raises(DataError, match="dialogue x: the first line"):
+        summary_pair_conversation(SummaryPair("x", "no speaker here", "s"))
+    with pytest.raises(DataError, match="dialogue y has no turns"):
+        summary_pair_conversation(SummaryPair("y", "\n  \n", "s"))
+
+
+def test_salience_splits_are_seeded_and_disjoint(real_data):
+    select = SE.salience_dialogues(real_data, "select", n=5)
+    report = SE.salience_dialogues(real_data, "report", n=5)
+    assert [d.pair.id for d in select] == [d.pair.id for d in SE.salience_dialogues(real_data, "select", n=5)]
+    assert len(select) == len(report) == 10
+    assert not {(d.corpus, d.pair.id) for d in select} & {(d.corpus, d.pair.id) for d in report}
+    assert {d.corpus for d in report} == {"dialogsum-test", "samsum-test"}
+    assert all(4 <= len(d.turns) <= 16 for d in select + report)
+
+
+@pytest.mark.slow
+def test_attention_tapped_while_generating_equals_a_teacher_forced_reread():
+    """The rows kept during generate are the rows a second, teacher-forced pass would give."""
+    tok, model = tiny_llama()
+    scorer = S.DecoderSalienceScorer(tok, model, S.DecoderSourceSettings(input="triples", layer=1, max_new_tokens=5))
+    triples = [Triple("Maya", "move_to", "Denver"), Triple("Leo", "like", "dogs")]
+    tapped = scorer.read(triples, layers=[0, 1, 2])
+    again = scorer.read(triples, summary=tok.convert_tokens_to_ids(tapped.summary_tokens), layers=[0, 1, 2])
+    assert again.summary_tokens == tapped.summary_tokens
+    assert np.allclose(tapped.layers, again.layers, atol=1e-5)
+    # and the shorter-summary shortcut: the first 3 rows of a 5-token reading = a 3-token generation
+    short = S.DecoderSalienceScorer(tok, model, S.DecoderSourceSettings(input="triples", layer=1, max_new_tokens=3))
+    assert np.allclose(scorer.layer_scores(tapped, rows=3)[1], short.layer_scores(short.read(triples))[1], atol=1e-5)
+
+
+def test_profiles_name_their_salience_source():
+    assert get_profile("offline").summarizer.source == "decoder"
+    assert get_profile("offline").smoke().summarizer.source == "seq2seq"  # the tiny T5: tests stay fast
+    assert get_profile("hub").summarizer.source == get_profile("paper").summarizer.source == "seq2seq"
+
+
+class TurnRecorder:
+    """A scorer that records the turns it is handed (what a dialogue-reading source would read)."""
+
+    def __init__(self):
+        self.seen = []
+
+    def score(self, triples, turns=None):
+        self.seen.append([t.text for t in turns] if turns else None)
+        return type("R", (), {"raw": np.arange(1, len(triples) + 1, dtype=float)})()
+
+
+def test_every_turn_reaches_a_dialogue_reading_source(tmp_path):
+    """`glong score` rows, `score_conversation` and the agent hand the scorer the session's turns,
+    including turns that state no fact."""
+    from glong_lib.agent import TripleSource
+    from glong_lib.commands.score import weigh_rows
+    from glong_lib.loaders import load_conversation
+
+    rec = TurnRecorder()
+    weigh_rows(_extraction_file(tmp_path / "x.jsonl"), rec)
+    assert rec.seen == [["I moved to Denver.", "Nice!"], ["I got a dog and a cat."]]
+    conv = load_conversation(DATA / "conversations" / "c01.json")
+    gold = [t for turn in conv.sessions[0].turns for t in turn.triples]
+    rec = TurnRecorder()
+    S.score_conversation(gold, rec, conversation=conv)
+    assert rec.seen == [[t.text for t in conv.sessions[0].turns]]
+    rec = TurnRecorder()
+    TripleSource("gold", scorer=rec).session_triples(conv, conv.sessions[1])
+    assert rec.seen == [[t.text for t in conv.sessions[1].turns]]

@@ -22,11 +22,11 @@ def register(sub) -> None:
     src = b.add_mutually_exclusive_group()
     src.add_argument("--triples", type=Path, default=None,
                      help="a `glong extract`/`glong score` JSONL (one object per turn) instead of running models")
-    src.add_argument("--gold", action="store_true", help="use the gold triples in INPUT with weight 1.0")
+    src.add_argument("--gold", action="store_true", help="use the gold triples in INPUT (weighed by the salience scorer unless --no-salience)")
     b.add_argument("--policy", default="append", choices=POLICIES, help="changed facts: keep all, or supersede")
     b.add_argument("--scope", default="session", choices=["session", "dialogue"],
                    help="salience normalisation scope when scoring here (default: session, the paper)")
-    b.add_argument("--no-salience", action="store_true", help="extract but keep uniform weights (1.0)")
+    b.add_argument("--no-salience", action="store_true", help="keep uniform weights (1.0): no salience scorer is loaded")
     b.add_argument("--json", action="store_true", help="print the statistics as JSON")
     b.add_argument("--force", action="store_true",
                    help="replace a non-empty memory in --out even when the new one is empty")
@@ -85,15 +85,19 @@ def read_turn_triples(path: Path, conv: Conversation) -> tuple[list[Triple], int
     return out, other
 
 
+def weigh(triples: list[Triple], conv: Conversation, profile, scope: str) -> list[Triple]:
+    """Eq. 1-3 weights from the profile's salience scorer, each session on its own."""
+    from ..salience import load_scorer, score_conversation  # heavy (torch): only when used
+
+    return score_conversation(triples, load_scorer(profile), scope=scope, conversation=conv)
+
+
 def model_triples(conv: Conversation, profile, scope: str, salience: bool) -> list[Triple]:
     """Extract (and, unless told not to, weight) the triples of ``conv`` with the profile's models."""
     from ..extraction import extract_conversation, load_extractor  # heavy (torch): only when used
-    from ..salience import load_scorer, score_conversation
 
     triples = extract_conversation(conv, load_extractor(profile))
-    if not salience:
-        return triples
-    return score_conversation(triples, load_scorer(profile), scope=scope)
+    return weigh(triples, conv, profile, scope) if salience else triples
 
 
 def run_build(args) -> int:
@@ -101,9 +105,11 @@ def run_build(args) -> int:
     conv = pick_conversation(Path(args.input), args.conversation)
     skipped = 0
     if args.gold:
-        triples = None
-        if not any(t.triples for t in conv.turns()):
+        triples = [tr for t in conv.turns() for tr in t.triples]
+        if not triples:
             raise DataError("has no gold triples; drop --gold to extract them", path=args.input)
+        if not args.no_salience:  # gold facts, weighed like extracted ones (Eq. 1-3)
+            triples = weigh(triples, conv, profile_from(args), args.scope)
     elif args.triples is not None:
         triples, skipped = read_turn_triples(args.triples, conv)
     else:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import DataError
 from ..loaders import iter_jsonl
-from ..schema import Triple
+from ..schema import Conversation, Session, Triple, Turn
 from .common import add_profile_option, profile_from
 
 
@@ -49,12 +49,20 @@ def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
 
     out = [dict(r, triples=[dict(t) for t in r["triples"]]) for r in rows]
     by_conv: dict[str, list[tuple[dict, Triple]]] = {}
-    for row in out:
+    turns: dict[str, dict[int, list[Turn]]] = {}
+    for n, row in enumerate(out, start=1):
+        cid, tid = str(row["conversation"]), str(row.get("turn_id", row.get("id", n)))
+        speaker, text = str(row.get("speaker", "Speaker")), str(row.get("text", ""))
+        if text:  # every turn, with or without triples: a source that reads the dialogue needs them all
+            turns.setdefault(cid, {}).setdefault(row["session"], []).append(Turn(tid, speaker, text))
         for t in row["triples"]:
-            triple = Triple(t["subject"], t["relation"], t["object"], session=row["session"])
-            by_conv.setdefault(str(row["conversation"]), []).append((t, triple))
-    for items in by_conv.values():
-        weighted = score_conversation([tr for _, tr in items], scorer, scope=scope)
+            triple = Triple(t["subject"], t["relation"], t["object"], session=row["session"], turn_id=tid,
+                            speaker=speaker, source=text or None)
+            by_conv.setdefault(cid, []).append((t, triple))
+    for cid, items in by_conv.items():
+        sessions = [Session(index, ts) for index, ts in turns.get(cid, {}).items()]
+        conv = Conversation(cid, sorted({t.speaker for s in sessions for t in s.turns}), sessions) if sessions else None
+        weighted = score_conversation([tr for _, tr in items], scorer, scope=scope, conversation=conv)
         for (t, _), w in zip(items, weighted):
             t["weight"] = round(float(w.weight), 4)
     return out

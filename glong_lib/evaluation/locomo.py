@@ -5,18 +5,14 @@ number of retriever variants on the same questions: the ladder of ``benchmarks/b
 
 from __future__ import annotations
 
-import json
-import re
-from pathlib import Path
 from typing import Optional, Sequence
 
 from ..errors import DataError
-from ..extraction import extract_conversation
-from ..io import Checkpoint, atomic_write_json, content_key
+from ..extraction import LOCOMO_EXTRACTION_BATCH, extracted_triples  # noqa: F401  (re-exported)
+from ..io import Checkpoint
 from ..loaders import dialogue_position, load_locomo, load_locomo_observations, source_turns
-from ..models import cache_dir
 from ..schema import QA, Conversation, Triple
-from ..text import content_words, turn_line
+from ..text import content_words
 from .retrieval import (
     DEFAULT_METHODS,
     MEMORY_SOURCES,
@@ -55,39 +51,6 @@ def truncate_conversation(conv: Conversation, max_turns: Optional[int]) -> Conve
         sessions.append(s)
     out.sessions = sessions
     return out
-
-
-def extraction_cache_path(conv: Conversation, extractor_name: str) -> Path:
-    """Where one conversation's extracted triples are cached, keyed by everything that changes them
-    (conversation id, its turn texts, the extractor)."""
-
-    digest = content_key([turn_line(t) for t in conv.turns()])
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{conv.id}-{extractor_name}")
-    return cache_dir("retrieval", "extracted") / f"{safe}-{digest}.json"
-
-
-def extractor_key(extractor) -> str:
-    """What names an extractor in cache keys: its adapter folder (which is keyed by base model,
-    data and steps), else its name."""
-    adapter = getattr(extractor, "adapter_dir", None)
-    return Path(adapter).name if adapter else str(getattr(extractor, "name", "extractor"))
-
-
-#: Batch size for extracting whole LoCoMo conversations. Measured on 64 LoCoMo turns, 2 cores,
-#: offline adapter: 1.41 utterances/s at 8 (the library default), 1.83 at 16, 2.22 at 32.
-LOCOMO_EXTRACTION_BATCH = 32
-
-
-def extracted_triples(conv: Conversation, extractor, extractor_name: Optional[str] = None,
-                      batch_size: int = LOCOMO_EXTRACTION_BATCH) -> list[Triple]:
-    """Triples of every turn of ``conv`` from ``extraction.extract_conversation``, cached on disk
-    (extraction runs at a few utterances per second on a CPU; a LoCoMo conversation has ~500 turns)."""
-    path = extraction_cache_path(conv, extractor_name or extractor_key(extractor))
-    if path.is_file():
-        return [Triple.from_dict(d) for d in json.loads(path.read_text())]
-    triples = extract_conversation(conv, extractor, batch_size=batch_size)
-    atomic_write_json(path, [t.to_dict() for t in triples], indent=None)  # never a half-written cache
-    return triples
 
 
 def locomo_units(path, memory_from: str = "turns", conversations: Optional[int] = None,

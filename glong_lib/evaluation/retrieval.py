@@ -325,7 +325,7 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
     def memory_for(conv, session):
         triples = gold_triples(conv, session)
         if scorer is not None:
-            triples = score_conversation(triples, scorer)
+            triples = score_conversation(triples, scorer, conversation=conv)
         return memory_before(conv, session, encoder, triples)
 
     retrievers = make_retrievers(methods, memory_for, encoder, max(ks), glong_params)

@@ -4,7 +4,8 @@ LoRA-tuned small LM, in four steps that each have a module:
 * ``prompt``: the instruction, the JSON target and the training pairs;
 * ``parsing``: a tolerant parser for the broken JSON small models write;
 * ``training``: LoRA fine-tuning with transformers ``Trainer`` and peft, cached by a key of its inputs;
-* ``inference``: batched greedy extraction (``TripleExtractor``, ``load_extractor``).
+* ``inference``: batched greedy extraction (``TripleExtractor``, ``load_extractor``);
+* ``cache``: extracted triples of whole conversations cached on disk (``extracted_triples``).
 
 Scores of an extractor live in ``glong_lib.evaluation.extraction``.
 
@@ -12,6 +13,7 @@ Scores of an extractor live in ``glong_lib.evaluation.extraction``.
 [{'subject': 'i', 'relation': 'have_pet', 'object': 'dog'}]
 """
 
+from .cache import LOCOMO_EXTRACTION_BATCH, extracted_triples, extraction_cache_path, extractor_key  # noqa: F401
 from .inference import (  # noqa: F401
     MAX_NEW_TOKENS,
     SNAP_CUTOFF,

@@ -119,4 +119,81 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
     return ax.figure
 
 
-__all__ = ["plot_cross_attention", "plot_head_attention", "plot_triple_weights", "plot_auc"]
+def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width: int = 100):
+    """The decoder-only source's reading of a session: the transcript in a fixed-width font, each
+    token shaded by the attention mass the summary rows put on it (Eq. 1 summed over rows, the
+    chosen layer); tokens that carry a triple are outlined in that triple's colour."""
+    mass = result.attention.sum(axis=1)
+    owner = {}
+    for k, pos in enumerate(result.positions or []):
+        for i in pos:
+            owner.setdefault(i, k)
+    lines, line, col = [], [], 0
+    for i, tok in enumerate(result.input_tokens):
+        text = tok.replace("Ġ", " ").replace("Ċ", "\n").replace("▁", " ")
+        for part_no, part in enumerate(text.split("\n")):
+            if part_no:  # a newline token ends the line
+                lines.append(line)
+                line, col = [], 0
+            if col + len(part) > width and line:
+                lines.append(line)
+                line, col = [], 0
+            if part:
+                line.append((col, part, i))
+                col += len(part)
+    lines.append(line)
+    if ax is None:
+        # one character of an 8-pt monospace font is about 0.6 x 8 pt wide: size the axes to match
+        fig, ax = plt.subplots(figsize=((width + 2) * 0.6 * 8 / 72 / 0.98, 0.6 + 0.2 * len(lines)))
+        fig.subplots_adjust(left=0.01, right=0.99)
+    cmap, top = plt.cm.Blues, float(mass.max()) or 1.0
+    for y, items in enumerate(lines):
+        for x, part, i in items:
+            edge = _SPAN_COLOURS[owner[i] % len(_SPAN_COLOURS)] if i in owner else "none"
+            ax.text(x, y, part, family="monospace", fontsize=8, va="center", ha="left",
+                    bbox=dict(boxstyle="square,pad=0.05", facecolor=cmap(0.85 * mass[i] / top),
+                              edgecolor=edge, lw=1.2 if i in owner else 0))
+    ax.set_xlim(-1, width + 1)
+    ax.set_ylim(len(lines) - 0.5, -0.5)
+    ax.axis("off")
+    ax.set_title(title or ("Attention from the summary rows onto the dialogue (darker = more); outlined: triple words\n"
+                           "summary: " + textwrap.shorten(result.summary, 110)), fontsize=9, loc="left")
+    return ax.figure
+
+
+def plot_layer_curve(curves: dict, chosen: Optional[int] = None, ax=None,
+                     title: str = "Which layer's attention tracks the summary? (selection split)"):
+    """Mean within-dialogue AUC per layer, one line per aggregate; the chosen layer marked."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.2))
+    for name, values in curves.items():
+        ax.plot(range(len(values)), values, marker="o", ms=3, label=name)
+    if chosen is not None:
+        ax.axvline(chosen, color="#c44e52", lw=1, ls=":", label=f"chosen: layer {chosen}")
+    ax.axhline(0.5, color="k", lw=0.8, ls="--")
+    ax.set_xlabel("decoder layer (0 = first)")
+    ax.set_ylabel("mean within-dialogue AUC")
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=10)
+    return ax.figure
+
+
+def plot_added_value(added: dict, ax=None, title: str = "Out of sample: does the weight add to position, length, frequency?"):
+    """Two bars (covariates alone, covariates + weight) and the paired difference with its interval."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 2.2))
+    names = ["covariates", "covariates + weight"]
+    ax.barh(names, [added[n] for n in names], color=["#9a9a9a", "#3b75af"])
+    for i, n in enumerate(names):
+        ax.text(added[n] + 0.01, i, f"{added[n]:.3f}", va="center", fontsize=8)
+    d = added["added"]
+    ax.set_xlim(0.4, 1)
+    ax.axvline(0.5, color="k", lw=0.8, ls="--")
+    ax.set_xlabel(f"mean within-dialogue AUC (report split); added {d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
+    ax.invert_yaxis()
+    ax.set_title(title, fontsize=10)
+    return ax.figure
+
+
+__all__ = ["plot_cross_attention", "plot_head_attention", "plot_triple_weights", "plot_auc", "plot_dialogue_attention",
+           "plot_layer_curve", "plot_added_value"]

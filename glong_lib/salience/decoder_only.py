@@ -1,0 +1,347 @@
+"""The offline attention source: a decoder-only chat LM's attention, read like Eq. 1-3.
+
+No encoder-decoder checkpoint is installable offline, and the small ones the suite can train
+from scratch write word salad whose cross-attention carries no signal (``bench_salience.py``).
+The bundled SmolLM2-135M-Instruct writes real summaries, so this source asks it for one and
+reads *its self-attention* the way the paper reads cross-attention:
+
+1. prompt: ``"Summarize this dialogue:"`` and the session's turns (``input="dialogue"``), or the
+   linearised triples as the paper's summarizer sees them (``input="triples"``);
+2. greedy summary ``y_1..y_M``, then one teacher-forced pass with eager attention;
+3. Eq. 1 on ONE layer (``layer``, chosen on a selection split: the last layer is not the best one
+   in a decoder-only model), keeping only the M rows that predict summary tokens and the columns
+   of the source text;
+4. Eq. 2 over each triple's tokens: with the triples as input its linearised span; with the
+   dialogue as input the tokens of its content words where its source turn says them (all the
+   turn's content words when none match there; anywhere in the session when its turn is unknown;
+   none, so Eq. 2 gives 0, when no turn says them);
+   ``aggregate="mean"`` divides by the token count;
+5. Eq. 3 (the session maximum) as everywhere else.
+
+This is not the paper's mechanism (no encoder, no cross-attention); notebook 02 names it so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Sequence, Union
+
+import numpy as np
+import torch
+
+from ..errors import DataError
+from ..models import load_causal_lm
+from ..schema import Triple, Turn
+from ..summarizer import linearise_triples
+from ..text import STOPWORDS, content_stems, light_stem
+from .encoder_decoder import SalienceResult
+from .equations import AGGREGATES, head_average, normalise_by_max, position_saliency
+
+INPUTS = ("dialogue", "triples")
+WHERE = ("turn", "session")
+#: A system line of our own: without one, SmolLM2's chat template inserts its default persona,
+#: which the model then summarises ("A helpful AI assistant named SmolLM ...").
+SYSTEM = "You write short, factual summaries."
+PROMPTS = {"dialogue": "Summarize this dialogue:\n{text}",
+           "triples": "Summarize these facts about a conversation in one sentence:\n{text}"}
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class DecoderSourceSettings:
+    """What the decoder-only source reads and which attention it keeps (all in its cache keys).
+
+    The defaults were chosen by ``benchmarks/bench_salience.py`` on its selection split (DialogSum
+    dev + 40 SAMSum test dialogues) and reported on the other split; see notebook 02.
+    """
+
+    input: str = "dialogue"  # report split 0.699 within-dialogue AUC; the linearised triples 0.591
+    layer: int = 16          # of 30 (0-based); the last layer gives 0.607
+    aggregate: str = "mean"  # per-token mean of Eq. 2; the paper's sum favours long triples
+    max_new_tokens: int = 16  # the shortest summary within 0.035 of the best on selection (speed)
+    where: str = "session"   # a triple's words wherever the session says them, not only in its own turn
+
+
+DEFAULT_DECODER_SOURCE = DecoderSourceSettings()
+
+
+# --------------------------------------------------------------------------- text and positions
+
+def dialogue_text(turns: Sequence[Turn]) -> tuple[str, list[tuple[int, int]]]:
+    """The session as ``Speaker: text`` lines, and each turn's utterance (after the name) as a
+    character range.
+
+    >>> dialogue_text([Turn("T1", "Ann", "Hi Bo."), Turn("T2", "Bo", "Hey!")])
+    ('Ann: Hi Bo.\\nBo: Hey!', [(5, 11), (16, 20)])
+    """
+    text, ranges = "", []
+    for k, t in enumerate(turns):
+        if k:
+            text += "\n"
+        text += f"{t.speaker}: "
+        ranges.append((len(text), len(text) + len(t.text)))
+        text += t.text
+    return text, ranges
+
+
+def triple_word_ranges(triple: Triple, text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Character ranges, inside ``text[start:end]`` (the triple's source utterance), of the words
+    that carry the triple's content (:func:`glong_lib.text.content_stems` of subject and object,
+    matched by :func:`light_stem`). Empty when the utterance paraphrases them all.
+
+    >>> text = "Ann: I bought two dogs last week"
+    >>> triple_word_ranges(Triple("Ann", "like", "dog"), text, 5, len(text))
+    [(18, 22)]
+    """
+    stems = content_stems(f"{triple.subject} {triple.object}")  # relation words ("like", "have") are everywhere
+    return [(start + m.start(), start + m.end()) for m in _WORD.finditer(text[start:end])
+            if light_stem(m.group().lower()) in stems]
+
+
+def utterance_word_ranges(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Ranges of the content words (no stopwords, longer than one letter) of ``text[start:end]``.
+
+    >>> utterance_word_ranges("Ann: I was in Paris", 5, 19)
+    [(14, 19)]
+    """
+    return [(start + m.start(), start + m.end()) for m in _WORD.finditer(text[start:end])
+            if m.group().lower() not in STOPWORDS and len(m.group()) > 1]
+
+
+def positions_in(offsets: Sequence[tuple[int, int]], ranges: Sequence[tuple[int, int]], text: str) -> list[int]:
+    """Token positions whose first non-space character lies in one of ``ranges``.
+
+    >>> positions_in([(0, 3), (3, 7), (7, 12)], [(4, 7)], "Ann bought it")
+    [1]
+    """
+    out = []
+    for i, (a, b) in enumerate(offsets):
+        while a < b and text[a].isspace():
+            a += 1
+        if a < b and any(lo <= a < hi for lo, hi in ranges):
+            out.append(i)
+    return out
+
+
+def turns_from_triples(triples: Sequence[Triple]) -> list[Turn]:
+    """The utterances the triples came from, in first-seen order (when no session is given).
+
+    >>> [t.text for t in turns_from_triples([Triple("a", "r", "b", speaker="A", turn_id="1", source="x"),
+    ...                                      Triple("a", "r", "c", speaker="A", turn_id="1", source="x")])]
+    ['x']
+    """
+    seen: dict[str, Turn] = {}
+    for k, t in enumerate(triples):
+        key = t.turn_id or t.source or f"triple-{k}"
+        if key not in seen:
+            seen[key] = Turn(key, t.speaker or "Speaker", t.source or t.text().replace("_", " "))
+    return list(seen.values())
+
+
+# --------------------------------------------------------------------------- the scorer
+
+@dataclass
+class DecoderReading:
+    """One teacher-forced pass: every layer's Eq. 1 matrix over the source columns and the rows
+    that write the summary, plus each triple's token positions among those columns."""
+
+    layers: np.ndarray                 # (layers, source tokens, summary tokens), heads averaged
+    heads: np.ndarray                  # the chosen layer before averaging (heads, source, summary)
+    positions: list[list[int]]         # per triple, positions among the source columns
+    source_text: str
+    source_tokens: list[str]
+    summary: str
+    summary_tokens: list[str] = field(default_factory=list)
+    offsets: list[tuple[int, int]] = field(default_factory=list)  # each source column's characters in source_text
+
+
+def dialogue_triple_ranges(triples: Sequence[Triple], turns: Sequence[Turn], text: str,
+                           spans: Sequence[tuple[int, int]], where: str = "turn") -> list[list[tuple[int, int]]]:
+    """Each triple's character ranges in the session text (:func:`dialogue_text`).
+
+    ``where="turn"``: its subject and object words where its source turn says them (the turn's
+    content words when the turn paraphrases them all); ``where="session"``: those words wherever
+    any turn says them, so a fact mentioned again later collects that attention too. A triple
+    whose turn is unknown is looked for in the whole session either way.
+
+    A triple whose words no turn says (the extractor paraphrased or invented them) gets no ranges:
+    no token of it was attended, so Eq. 2 gives it 0, as the paper's code gives a triple cut off
+    the input. On real dialogues such triples are never in the human summary (bench_salience).
+
+    >>> turns = [Turn("T1", "A", "I got a dog."), Turn("T2", "B", "What dog?")]
+    >>> text, spans = dialogue_text(turns)
+    >>> dialogue_triple_ranges([Triple("A", "have", "dog", turn_id="T1")], turns, text, spans, "session")
+    [[(11, 14), (24, 27)]]
+    """
+    if where not in WHERE:
+        raise DataError(f"unknown where '{where}' (choose from {', '.join(WHERE)})")
+    by_id = {t.id: span for t, span in zip(turns, spans)}
+    by_text = {t.text: span for t, span in zip(turns, spans)}
+    ranges = []
+    for t in triples:
+        span = by_id.get(t.turn_id) or by_text.get(t.source)
+        anywhere = [r for a, b in spans for r in triple_word_ranges(t, text, a, b)]
+        if not anywhere:  # never said: nothing of it to attend to
+            ranges.append([])
+            continue
+        if span is None:  # turn unknown: its words wherever they were said
+            ranges.append(anywhere)
+            continue
+        own = triple_word_ranges(t, text, *span) or utterance_word_ranges(text, *span) or [span]
+        ranges.append(sorted(set(own) | set(anywhere)) if where == "session" else own)
+    return ranges
+
+
+class AttentionTap:
+    """Forward hooks that keep, for chosen decoder layers, the attention rows that write summary
+    tokens, cropped to the source columns ``lo:hi``: during ``generate`` the last row of every call
+    (the prefill's last position, then each new token); with ``rows`` a fixed slice of one pass.
+
+    Eager attention returns ``(output, weights)`` from every ``self_attn`` module; nothing else is
+    kept, so memory stays at (heads x summary x source) per layer however long the prompt.
+    """
+
+    def __init__(self, model, layers: Sequence[int], lo: int, hi: int, rows: Optional[slice] = None):
+        self.model, self.layers, self.lo, self.hi, self.slice = model, list(layers), lo, hi, rows
+        self.kept: dict[int, list[torch.Tensor]] = {k: [] for k in self.layers}
+        self.handles = []
+
+    def __enter__(self):
+        blocks = self.model.model.layers
+        for k in self.layers:
+            self.handles.append(blocks[k].self_attn.register_forward_hook(self._hook(k)))
+        return self
+
+    def _hook(self, k):
+        def keep(module, args, output):
+            weights = output[1]
+            if weights is None:
+                raise RuntimeError("the model returned no attention: load it with attn_implementation='eager'")
+            rows = self.slice if self.slice is not None else slice(-1, None)
+            self.kept[k].append(weights[0, :, rows, self.lo:self.hi].float().cpu())
+        return keep
+
+    def __exit__(self, *exc):
+        for h in self.handles:
+            h.remove()
+        return False
+
+    def rows(self, k: int) -> torch.Tensor:
+        """Layer ``k``'s kept rows, in order: ``(heads, rows, source columns)``."""
+        return torch.cat(self.kept[k], dim=1)
+
+
+class DecoderSalienceScorer:
+    """Eq. 1-3 on a decoder-only chat LM's self-attention (see the module docstring)."""
+
+    def __init__(self, tokenizer, model, settings: DecoderSourceSettings = DEFAULT_DECODER_SOURCE,
+                 name: str = "SmolLM2-135M-Instruct (decoder-only attention)"):
+        if settings.input not in INPUTS:
+            raise DataError(f"unknown input '{settings.input}' (choose from {', '.join(INPUTS)})")
+        if settings.aggregate not in AGGREGATES:
+            raise DataError(f"unknown aggregate '{settings.aggregate}' (choose from {', '.join(AGGREGATES)})")
+        if settings.where not in WHERE:
+            raise DataError(f"unknown where '{settings.where}' (choose from {', '.join(WHERE)})")
+        n_layers = model.config.num_hidden_layers
+        if not -n_layers <= settings.layer < n_layers:
+            raise DataError(f"layer {settings.layer} does not exist (the model has {n_layers})")
+        self.tokenizer, self.model, self.settings, self.name = tokenizer, model.eval(), settings, name
+
+    def source(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]]):
+        """The text the model summarises, and each triple's character ranges in it."""
+        if self.settings.input == "triples":
+            text, ranges = linearise_triples(triples)
+            return text, [[r] for r in ranges]
+        turns = list(turns) if turns else turns_from_triples(triples)
+        text, spans = dialogue_text(turns)
+        return text, dialogue_triple_ranges(triples, turns, text, spans, self.settings.where)
+
+    @torch.no_grad()
+    def read(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]] = None,
+             summary: Optional[Union[str, Sequence[int]]] = None,
+             layers: Optional[Sequence[int]] = None) -> DecoderReading:
+        """Summarise (or take ``summary``, e.g. a reference, teacher-forced) and keep the attention of
+        the rows that write y_1..y_M onto the source columns, for the configured layer (``layers``:
+        any others too; the bench reads them all to choose one).
+
+        The rows are tapped *while generating* (:class:`AttentionTap`): the prefill's last row writes
+        y_1, each later step's single row writes the next token, exactly the rows a teacher-forced
+        re-read would give, without a second pass and without keeping every layer's full matrix."""
+        if not triples:
+            raise DataError("no triples to score")
+        tok, s = self.tokenizer, self.settings
+        n_layers = self.model.config.num_hidden_layers
+        wanted = sorted({(k % n_layers) for k in (layers if layers is not None else [s.layer])} | {s.layer % n_layers})
+        text, ranges = self.source(triples, turns)
+        prompt = tok.apply_chat_template([{"role": "system", "content": SYSTEM},
+                                          {"role": "user", "content": PROMPTS[s.input].format(text=text)}],
+                                         tokenize=False, add_generation_prompt=True)
+        shift = prompt.index(text)
+        enc = tok(prompt, add_special_tokens=False, return_offsets_mapping=True)
+        source_cols = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if shift <= a and b <= shift + len(text) and b > a]
+        lo, hi = source_cols[0], source_cols[-1] + 1
+        device = next(self.model.parameters()).device
+        ids = torch.tensor([enc["input_ids"]], device=device)
+        p = ids.shape[1]
+        stop = {tok.eos_token_id, tok.pad_token_id}
+        if summary is None:
+            with AttentionTap(self.model, wanted, lo, hi) as tap:
+                out = self.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                                          max_new_tokens=s.max_new_tokens, pad_token_id=tok.pad_token_id)
+            summary_ids = out[0, p:].tolist()
+        else:
+            summary_ids = (list(summary) if not isinstance(summary, str)  # token ids as they are
+                           else tok(summary, add_special_tokens=False).input_ids)[: s.max_new_tokens]
+            full = torch.cat([ids, torch.tensor([summary_ids], device=device)], dim=1)
+            with AttentionTap(self.model, wanted, lo, hi, rows=slice(p - 1, p - 1 + len(summary_ids))) as tap:
+                self.model(input_ids=full)
+        while summary_ids and summary_ids[-1] in stop:
+            summary_ids.pop()
+        if not summary_ids:
+            raise DataError("the model wrote an empty summary: nothing to read attention from")
+        m = len(summary_ids)
+        stacked = {k: tap.rows(k)[:, :m] for k in wanted}                 # layer -> (H, M, N)
+        all_layers = np.full((n_layers, hi - lo, m), np.nan, dtype=np.float32)
+        for k, heads in stacked.items():
+            all_layers[k] = heads.mean(dim=0).transpose(0, 1).numpy()       # Eq. 1 per layer: (N, M)
+        offsets = [(a - shift, b - shift) for a, b in enc["offset_mapping"][lo:hi]]
+        positions = [positions_in(offsets, r, text) for r in ranges]
+        return DecoderReading(layers=all_layers, heads=stacked[s.layer % n_layers].permute(0, 2, 1).numpy(),
+                              positions=positions, offsets=offsets, source_text=text,
+                              source_tokens=tok.convert_ids_to_tokens(enc["input_ids"][lo:hi]),
+                              summary=tok.decode(summary_ids, skip_special_tokens=True).strip(),
+                              summary_tokens=tok.convert_ids_to_tokens(summary_ids))
+
+    def layer_scores(self, reading: DecoderReading, aggregate: Optional[str] = None,
+                     rows: Optional[int] = None) -> np.ndarray:
+        """Eq. 2 of every triple under every layer read: ``(layers, triples)``, NaN for layers not
+        read. ``rows`` keeps only the first summary rows: greedy decoding is causal, so this equals
+        the score a shorter ``max_new_tokens`` would give (one reading answers every length)."""
+        agg = aggregate or self.settings.aggregate
+        out = np.full((len(reading.layers), len(reading.positions)), np.nan)
+        for k, A in enumerate(reading.layers):
+            if not np.isnan(A).any():
+                out[k] = position_saliency(torch.from_numpy(A[:, :rows]), reading.positions, agg).numpy()
+        return out
+
+    def score(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]] = None) -> SalienceResult:
+        """Eq. 1-3 with the configured layer and aggregate (session maximum)."""
+        reading = self.read(triples, turns)
+        A = head_average(torch.from_numpy(reading.heads).permute(0, 2, 1))
+        raw = position_saliency(A, reading.positions, self.settings.aggregate)
+        if not float(raw.max()) > 0:  # no triple's words were found anywhere: every triple alike
+            raw = torch.ones_like(raw)
+        spans = [(min(p), max(p) + 1) if p else (0, 0) for p in reading.positions]
+        return SalienceResult(triples=list(triples), raw=raw.numpy(), weights=normalise_by_max(raw).numpy(),
+                              summary=reading.summary, input_text=reading.source_text,
+                              input_tokens=reading.source_tokens, summary_tokens=reading.summary_tokens,
+                              spans=spans, attention=A.numpy(), head_attention=reading.heads,
+                              positions=reading.positions)
+
+
+def load_decoder_scorer(settings: DecoderSourceSettings = DEFAULT_DECODER_SOURCE, device: Optional[str] = None,
+                        **kwargs) -> DecoderSalienceScorer:
+    """The decoder-only source on the bundled SmolLM2 (eager attention, so weights come back)."""
+    tok, model = load_causal_lm(attn="eager", device=device)
+    return DecoderSalienceScorer(tok, model, settings, **kwargs)
