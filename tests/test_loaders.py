@@ -67,11 +67,24 @@ def test_sample_training_and_summary_pairs():
     assert all(s.summary and s.dialogue for s in summaries)
 
 
-@pytest.mark.parametrize("path", sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".jsonl")),
-                         ids=lambda p: p.name)
+SAMPLE_FILES = sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".jsonl") and "results" not in p.parts)
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
 def test_inspect_every_sample_file(path):
     stats = inspect_file(path)
     assert stats["format"].startswith("glong-")
+
+
+def test_shipped_benchmark_result_has_what_notebook_02_draws():
+    """data/results holds measured numbers, not samples: the keys notebook 02 reads, no per-item data."""
+    result = json.loads((DATA / "results" / "bench_salience.json").read_text())
+    for key in ("command", "dialogues", "report", "layer_curve_select", "summary_length_curve", "chosen_rows",
+                "added_value", "grounded", "planted", "planted_by_choice", "seconds_per_10_turns"):
+        assert key in result, key
+    assert "--json" not in result["command"] and '"per_dialogue"' not in json.dumps(result)
+    chosen = result["chosen_on_selection"]["decoder dialogue"]
+    assert chosen.startswith("decoder dialogue/") and chosen.count(" | ") == 2
 
 
 # --------------------------------------------------------------------------- real formats
