@@ -119,14 +119,23 @@ def same_numbers(a: str, b: str) -> bool:
     return Counter(_DIGITS.findall(a)) == Counter(_DIGITS.findall(b))
 
 
+def content_word_list(text: str) -> list[str]:
+    """Lower-case words of ``text`` without stopwords or one-letter tokens, in order, repeats kept.
+
+    >>> content_word_list("Tea, more tea in Denver")
+    ['tea', 'tea', 'denver']
+    """
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
+    return [w for w in words if w not in STOPWORDS and len(w) > 1]
+
+
 def content_words(text: str) -> set[str]:
-    """Lower-case words of ``text`` without stopwords or one-letter tokens.
+    """:func:`content_word_list` as a set.
 
     >>> sorted(content_words("Maya's new job in Denver"))
     ['denver', 'job', 'maya', 'new']
     """
-    words = re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
-    return {w for w in words if w not in STOPWORDS and len(w) > 1}
+    return set(content_word_list(text))
 
 
 def light_stem(word: str) -> str:
@@ -148,8 +157,7 @@ def content_stems_list(text: str) -> list[str]:
     >>> content_stems_list("She buys tea, more tea")
     ['buy', 'tea', 'tea']
     """
-    words = re.findall(r"[a-z0-9]+", text.lower().replace("'s", ""))
-    return [light_stem(w) for w in words if w not in STOPWORDS and len(w) > 1]
+    return [light_stem(w) for w in content_word_list(text)]
 
 
 def content_stems(text: str) -> set[str]:

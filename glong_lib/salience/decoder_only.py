@@ -143,8 +143,8 @@ def turns_from_triples(triples: Sequence[Triple]) -> list[Turn]:
 
 @dataclass
 class DecoderReading:
-    """One teacher-forced pass: every layer's Eq. 1 matrix over the source columns and the rows
-    that write the summary, plus each triple's token positions among those columns."""
+    """One reading: the Eq. 1 matrix of every layer read (NaN for the others) over the source
+    columns and the rows that write the summary, plus each triple's token positions among them."""
 
     layers: np.ndarray                 # (layers, source tokens, summary tokens), heads averaged
     heads: np.ndarray                  # the chosen layer before averaging (heads, source, summary)
@@ -272,7 +272,7 @@ class DecoderSalienceScorer:
             raise DataError("no triples to score")
         tok, s = self.tokenizer, self.settings
         n_layers = self.model.config.num_hidden_layers
-        wanted = sorted({(k % n_layers) for k in (layers if layers is not None else [s.layer])} | {s.layer % n_layers})
+        wanted = sorted({k % n_layers for k in [*(layers or []), s.layer]})
         text, ranges = self.source(triples, turns)
         prompt = tok.apply_chat_template([{"role": "system", "content": SYSTEM},
                                           {"role": "user", "content": PROMPTS[s.input].format(text=text)}],
@@ -304,7 +304,7 @@ class DecoderSalienceScorer:
         stacked = {k: tap.rows(k)[:, :m] for k in wanted}                 # layer -> (H, M, N)
         all_layers = np.full((n_layers, hi - lo, m), np.nan, dtype=np.float32)
         for k, heads in stacked.items():
-            all_layers[k] = heads.mean(dim=0).transpose(0, 1).numpy()       # Eq. 1 per layer: (N, M)
+            all_layers[k] = head_average(heads).numpy()                     # Eq. 1 per layer: (N, M)
         offsets = [(a - shift, b - shift) for a, b in enc["offset_mapping"][lo:hi]]
         positions = [positions_in(offsets, r, text) for r in ranges]
         return DecoderReading(layers=all_layers, heads=stacked[s.layer % n_layers].permute(0, 2, 1).numpy(),
@@ -328,7 +328,7 @@ class DecoderSalienceScorer:
     def score(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]] = None) -> SalienceResult:
         """Eq. 1-3 with the configured layer and aggregate (session maximum)."""
         reading = self.read(triples, turns)
-        A = head_average(torch.from_numpy(reading.heads).permute(0, 2, 1))
+        A = torch.from_numpy(reading.layers[self.settings.layer])          # Eq. 1, done in read()
         raw = position_saliency(A, reading.positions, self.settings.aggregate)
         if not float(raw.max()) > 0:  # no triple's words were found anywhere: every triple alike
             raw = torch.ones_like(raw)
