@@ -11,6 +11,8 @@ LongContextAgent  every earlier session, raw, then the current one,        none
                   oldest lines dropped to fit the generator's window
 DenseRAGAgent     the current session so far (C_current)                   top-k past turns, MiniLM
 BM25RAGAgent      the current session so far                               top-k past turns, BM25
+SummaryMemory-    the current session so far                               top-k session summaries the
+Agent                                                                      generator wrote, MiniLM
 GLongAgent        the current session so far                               top-k triples, Eq. 4
 ================  =======================================================  ===========================
 
@@ -18,7 +20,8 @@ Interface: ``start(conversation)`` (new conversation: empty memory, names from i
 ``observe_session(session, conversation)`` (after a session: update memory), and
 ``respond(utterance, context, now_s) -> AgentReply``. ``memory_prompt_tokens`` and
 ``memory_completion_tokens`` count LLM calls made to *maintain* memory (summaries and the like):
-zero for every agent here, G-Long included, since its extractor and scorer are local models.
+zero for every agent but ``SummaryMemoryAgent`` (the generator writes its memories), G-Long
+included, since its extractor and scorer are local models.
 
 The context is the current session so far, the paper's C_current. The released reference code
 never resets it between sessions; :func:`glong_lib.evaluation.msc.run_msc_evaluation` offers that
@@ -106,7 +109,8 @@ class Agent:
 
         messages, dropped = fit_prompt(make, lines, self.generator.count_tokens, self.prompt_budget())
         gen = self.generator.generate(messages)
-        return AgentReply(clean_reply(gen.text, self.agent_name), gen.prompt_tokens, gen.completion_tokens,
+        text = clean_reply(gen.text, self.agent_name, getattr(self.generator, "first_line_only", True))
+        return AgentReply(text, gen.prompt_tokens, gen.completion_tokens,
                           memory_lines(messages, len(memories)), gen.seconds, gen.cached, dropped, messages)
 
     def prompt_budget(self) -> int:
@@ -213,6 +217,60 @@ class BM25RAGAgent(_TurnRAGAgent):
 
     def build_retriever(self, turns):
         return BM25TurnRetriever(turns)
+
+
+#: The summary request of :class:`SummaryMemoryAgent` (the project's wording, in the spirit of
+#: MemoryBank's and LD-Agent's session summaries: facts about both speakers, kept short).
+SUMMARY_SYSTEM = "You write short, factual summaries of conversations."
+SUMMARY_REQUEST = ("Summarize what this conversation between {user} and {agent} says about each of them "
+                   "(facts, events, plans, preferences) in two or three sentences.\n\n{dialogue}\n\nSummary:")
+
+
+def summary_messages(session: Session, user: str, agent: str) -> list[dict[str, str]]:
+    """The chat messages that ask the generator to summarise one session.
+
+    >>> s = Session(1, [Turn("a", "Maya", "I got a cat."), Turn("b", "Leo", "Nice!")])
+    >>> summary_messages(s, "Maya", "Leo")[1]["content"].splitlines()[2:4]
+    ['Maya: I got a cat.', 'Leo: Nice!']
+    """
+    dialogue = "\n".join(turn_line(t) for t in session.turns)
+    return [{"role": "system", "content": SUMMARY_SYSTEM},
+            {"role": "user", "content": SUMMARY_REQUEST.format(user=user, agent=agent, dialogue=dialogue)}]
+
+
+class SummaryMemoryAgent(DenseRAGAgent):
+    """The summary-memory baseline, in the style of MemoryBank and LD-Agent (the paper's Tables 1
+    and 6): after each session the *generator* writes a summary of it; a reply retrieves the top-k
+    summaries by MiniLM similarity (all of them while there are at most k). The summary calls are
+    the memory cost the paper's Table 6 counts: their prompt tokens go to ``memory_prompt_tokens``,
+    their generated tokens to ``memory_completion_tokens``.
+
+    Simpler than either system on purpose (one summary per session, no personality or topic
+    terms, no decay): it isolates "memory written by the LLM" against G-Long's extracted triples.
+    """
+
+    name = "Summary memory"
+
+    def __init__(self, generator, summary_tokens: int = 64, **kwargs):
+        super().__init__(generator, **kwargs)
+        self.summary_tokens = int(summary_tokens)
+        self.summaries: list[str] = []
+
+    def reset(self) -> None:
+        super().reset()
+        self.summaries = []
+
+    def observe_session(self, session, conversation) -> None:
+        gen = self.generator.generate(summary_messages(session, self.user_name, self.agent_name),
+                                      max_new_tokens=self.summary_tokens)
+        self.memory_prompt_tokens += gen.prompt_tokens
+        self.memory_completion_tokens += gen.completion_tokens
+        text = " ".join(gen.text.split()) or "(empty summary)"
+        self.summaries.append(text)
+        end = session.turns[-1].time_s if session.turns else 0.0
+        # a summary is a unit to retrieve, written "Session N summary: ..." like a turn line
+        self.turns.append(Turn(f"summary-{session.index}", f"Session {session.index} summary", text, time_s=end))
+        self.retriever = self.build_retriever(self.turns)
 
 
 class TripleSource:
@@ -326,6 +384,8 @@ def glong_ablations(generator, source: TripleSource, encoder=None, **retrieval) 
                                          name="G-Long w/o recency", **retrieval),
         "No rerank (top-5)": GLongAgent(generator, source, encoder, betas=(b1, b2, b3), name="No rerank (top-5)",
                                         **{**retrieval, "rerank": False, "k": 5}),
+        "G-Long L=2": GLongAgent(generator, source, encoder, betas=(b1, b2, b3), name="G-Long L=2",
+                                 **{**retrieval, "hops": 2}),
     }
 
 
@@ -334,8 +394,9 @@ METHODS = ("no-history", "long-context", "dense-rag", "bm25-rag", "glong", "glon
            "glong-no-recency")
 
 #: Every method key :func:`make_agents` accepts: the defaults plus the paper's Table 14 ablation
-#: (the semantic top 5 fed without the Eq. 4 rerank, against G-Long's reranked top 3).
-ALL_METHODS = METHODS + ("glong-no-rerank",)
+#: (the semantic top 5 fed without the Eq. 4 rerank, against G-Long's reranked top 3), two hops of
+#: expansion (the paper's L = 2) and the summary-memory baseline (memory written by the generator).
+ALL_METHODS = METHODS + ("glong-no-rerank", "glong-hops2", "summary-memory")
 
 
 def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[TripleSource] = None,
@@ -352,10 +413,13 @@ def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[Tr
         "dense-rag": lambda: DenseRAGAgent(generator, encoder=encoder, memory_format=memory_format,
                                            k=retrieval.get("k", 3)),
         "bm25-rag": lambda: BM25RAGAgent(generator, memory_format=memory_format, k=retrieval.get("k", 3)),
+        "summary-memory": lambda: SummaryMemoryAgent(generator, encoder=encoder, memory_format=memory_format,
+                                                     k=retrieval.get("k", 3)),
         "glong": lambda: glong["G-Long"],
         "glong-no-importance": lambda: glong["G-Long w/o importance"],
         "glong-no-recency": lambda: glong["G-Long w/o recency"],
         "glong-no-rerank": lambda: glong["No rerank (top-5)"],
+        "glong-hops2": lambda: glong["G-Long L=2"],
     }
     agents = [build[m]() for m in methods]
     return {a.name: a for a in agents}
@@ -363,5 +427,6 @@ def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[Tr
 
 __all__ = [
     "AgentReply", "Agent", "NoHistoryAgent", "LongContextAgent", "DenseRAGAgent", "BM25RAGAgent",
+    "SummaryMemoryAgent", "summary_messages",
     "GLongAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "ALL_METHODS", "PAPER_RETRIEVAL", 
 ]

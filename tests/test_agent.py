@@ -215,3 +215,45 @@ def test_triple_source_scopes_differ_where_they_must(scope, second):
     assert [t.weight for t in source.session_triples(conv, conv.sessions[1])] == second
     with pytest.raises(DataError, match="unknown scope"):
         TripleSource("gold", scope="week")
+
+
+def test_summary_memory_counts_the_generators_memory_tokens_and_retrieves_summaries():
+    """The MemoryBank/LD-Agent-style baseline: one summary per session, written by the generator
+    (so its tokens are memory cost, Table 6), retrieved as "Session N summary: ..." lines."""
+    from glong_lib.agent import SummaryMemoryAgent, summary_messages
+
+    conv = _conv()
+    gen = MemoryEchoGenerator(fallback="Maya has a cat named Miso.")
+    agent = SummaryMemoryAgent(gen, encoder=HashEncoder(), k=3)
+    agent.start(conv)
+    assert agent.respond("Hi", [], 0.0).memories == []  # nothing observed yet
+    agent.observe_session(conv.sessions[0], conv)
+    expected_in = gen.count_tokens(summary_messages(conv.sessions[0], "Maya", "Leo"))
+    assert agent.memory_prompt_tokens == expected_in > 0
+    assert agent.memory_completion_tokens == len("Maya has a cat named Miso.".split())
+    reply = agent.respond("How is Miso?", conv.sessions[1].turns[:1], conv.sessions[1].start_s)
+    assert reply.memories == ["Session 1 summary: Maya has a cat named Miso."]
+    assert "Maya: I adopted a cat named Miso." in summary_messages(conv.sessions[0], "Maya", "Leo")[1]["content"]
+    agent.start(conv)  # a new conversation forgets the summaries, the token counters keep adding
+    assert agent.summaries == [] and agent.turns == []
+
+
+def test_extra_methods_hops_two_and_whole_replies_for_models_that_end_their_turn():
+    agents = make_agents(MemoryEchoGenerator(), ["glong", "glong-hops2", "summary-memory"],
+                         source=TripleSource("gold", score=False), encoder=HashEncoder())
+    assert list(agents) == ["G-Long", "G-Long L=2", "Summary memory"]
+    assert agents["G-Long L=2"].retrieval["hops"] == 2 and agents["G-Long"].retrieval["hops"] == 1
+
+    class TwoLines(MemoryEchoGenerator):
+        first_line_only = False
+
+        def generate(self, messages, max_new_tokens=None):
+            out = super().generate(messages)
+            out.text = "Leo: Nice!\nSee you soon."
+            return out
+
+    conv = _conv()
+    for generator, expected in ((TwoLines(), "Nice!\nSee you soon."), (MemoryEchoGenerator(), "I see.")):
+        agent = NoHistoryAgent(generator)
+        agent.start(conv)
+        assert agent.respond("Hello", [], 0.0).text == expected

@@ -277,6 +277,11 @@ def test_local_generator_token_accounting_and_truncation():
     cut = small.generate(msgs)
     assert cut.prompt_tokens == 40 - 6
     assert small.max_prompt_tokens == 34 and g.context_window >= 2048
+    # a per-call limit (memory-writing calls): its own cache entry, never the reply's
+    whole = LocalChatGenerator(max_new_tokens=6, stop_at_line_end=False, tokenizer=g.tokenizer, model=g._model)
+    longer = whole.generate(msgs, max_new_tokens=12)
+    assert longer.completion_tokens > 6 and not whole.first_line_only and g.first_line_only
+    assert whole.generate(msgs).completion_tokens <= 6 and whole.generate(msgs, max_new_tokens=12).cached
 
 
 @pytest.mark.parametrize("failure", ["disconnect", "incomplete", 503])
@@ -286,6 +291,7 @@ def test_openai_backend_retries_transient_network_failures(server, failure):
     g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=2, backoff_s=0.01)
     assert g.generate([{"role": "user", "content": "hi"}]).text.startswith("reply to")
     assert len(server.requests) == 2
+    assert g.first_line_only is False  # an API model ends its own turn: its whole reply is kept
 
 
 @pytest.mark.parametrize("failure, message", [("disconnect", "cannot reach"), ("incomplete", "cannot reach"),

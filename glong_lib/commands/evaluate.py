@@ -37,6 +37,9 @@ def register(sub) -> None:
     p.add_argument("--model", default=None, help="generator model name or directory")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     p.add_argument("--max-new-tokens", type=number(int, 1), default=40, help="reply length cap (default 40)")
+    p.add_argument("--full-replies", action="store_true",
+                   help="local model: no first-line stop or cut (off by default: the 135M model never ends its "
+                        "turn; see clean_reply). API models always keep their whole reply")
     p.add_argument("--memory-format", choices=("arrow", "ranked"), default="arrow",
                    help="memory lines: the paper's 's -r-> o' or the reference code's ranked lines")
     p.add_argument("--context-scope", choices=("session", "dialogue"), default="session",
@@ -59,9 +62,10 @@ def build_generator(args):
         return MemoryEchoGenerator(max_new_tokens=args.max_new_tokens)
     if args.generator == "openai" and not args.base_url:
         raise DataError("--generator openai needs --base-url")
+    local = {} if args.generator == "openai" else {"stop_at_line_end": not args.full_replies}
     return make_generator(args.profile, max_new_tokens=args.max_new_tokens,
                           base_url=args.base_url if args.generator == "openai" else None,
-                          model=args.model, api_key_env=args.api_key_env)
+                          model=args.model, api_key_env=args.api_key_env, **local)
 
 
 def run(args) -> int:

@@ -67,19 +67,28 @@ class LocalChatGenerator:
         """Tokens of the templated prompt, exactly what ``generate`` feeds the model."""
         return len(self._encode(messages))
 
-    def generate(self, messages: Messages) -> Generation:
+    @property
+    def first_line_only(self) -> bool:
+        """Whether a reply is its first line (see :func:`clean_reply`): what ``stop_at_line_end`` generates."""
+        return self.stop_at_line_end
+
+    def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
+        """Greedy reply to ``messages``; ``max_new_tokens`` overrides the generator's limit for this call
+        (memory-writing calls such as session summaries need more room than a reply)."""
         import torch
 
-        hit = self.cache.get(messages) if self.cache is not None else None
+        limit = int(max_new_tokens or self.max_new_tokens)
+        key = messages if limit == self.max_new_tokens else messages + [{"role": "limit", "content": str(limit)}]
+        hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             return hit
         start = time.perf_counter()
-        ids = self._encode(messages)[-self.max_prompt_tokens:]  # left truncation keeps the instruction
+        ids = self._encode(messages)[-(self.context_window - limit):]  # left truncation keeps the instruction
         input_ids = torch.tensor([ids], device=self._model.device)
         stop = [_FirstLineDone(self._tok, len(ids))] if self.stop_at_line_end else []
         with torch.no_grad():
             out = self._model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
-                                       max_new_tokens=self.max_new_tokens, do_sample=False,
+                                       max_new_tokens=limit, do_sample=False,
                                        pad_token_id=self._tok.pad_token_id, stopping_criteria=stop)
         new = out[0, len(ids):].tolist()
         eos = self._tok.eos_token_id
@@ -87,7 +96,7 @@ class LocalChatGenerator:
             new = new[: new.index(eos) + 1]
         text = self._tok.decode(new, skip_special_tokens=True)
         result = Generation(text, len(ids), len(new), time.perf_counter() - start)
-        return self.cache.put(messages, result) if self.cache is not None else result
+        return self.cache.put(key, result) if self.cache is not None else result
 
 
 _SPEAKER_TAG = re.compile(r"^\s*[^\n:]{1,40}:[ \t]*")
@@ -148,7 +157,9 @@ class MemoryEchoGenerator:
             return len(chat_token_ids(self.tokenizer, messages))
         return sum(self._count(m["content"]) for m in messages)
 
-    def generate(self, messages: Messages) -> Generation:
+    first_line_only = True
+
+    def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
         lines = messages[-1]["content"].split("\n")
         header = MEMORY_HEADER.split("\n")[-1]
         first = lines[lines.index(header) + 1] if header in lines else NO_MEMORIES

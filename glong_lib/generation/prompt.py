@@ -133,19 +133,27 @@ def fit_prompt(make_messages: Callable[[Sequence[str]], Messages], context_lines
     return make_messages(lines[lo:]), lo
 
 
-def clean_reply(text: str, agent_name: Optional[str] = None) -> str:
+def clean_reply(text: str, agent_name: Optional[str] = None, first_line: bool = True) -> str:
     """The reply as one utterance: an echoed ``Agent:`` prefix removed (small chat models often
-    start their turn with the speaker's name), then its first non-empty line (what follows a line
-    break is the model writing further turns of the dialogue, not its reply).
+    start their turn with the speaker's name), then, with ``first_line``, its first non-empty line.
+
+    Why the cut exists: the bundled 135M model never ends its turn. Given 160 tokens on real MSC
+    prompts it used all 160 every time, went on to write the user's next turn or re-printed the
+    prompt's ``<MEMORY>`` block (``benchmarks/bench_msc.py --reply-probe``). A model that ends its
+    own turn (an API model, ``first_line_only = False``) keeps its whole reply, as in the paper.
 
     >>> clean_reply("  Leo: Nice to hear!  \\nMaya: Thanks", "Leo")
     'Nice to hear!'
     >>> clean_reply("Leo:\\nSure thing.", "Leo")
     'Sure thing.'
+    >>> clean_reply("Leo: Nice!\\nSee you.", "Leo", first_line=False)
+    'Nice!\\nSee you.'
     """
     text = text.strip()
     if agent_name:
         text = re.sub(rf"^\s*{re.escape(agent_name)}\s*:\s*", "", text)
+    if not first_line:
+        return text.strip()
     return next((line.strip() for line in text.split("\n") if line.strip()), "")
 
 

@@ -99,12 +99,15 @@ class OpenAICompatibleGenerator:
             return f"{self.url} answered HTTP {status}: {detail}"
         return f"{self.url}: {type(error).__name__}: {str(error)[:200]}"
 
-    def _complete(self, messages: Messages):
+    #: A remote chat model ends its turn itself: its whole reply is kept (see :func:`clean_reply`).
+    first_line_only = False
+
+    def _complete(self, messages: Messages, max_tokens: int):
         for attempt in range(self.retries + 1):
             try:
                 return self.client.chat.completions.create(model=self.model, messages=messages,
                                                            temperature=self.temperature,
-                                                           max_tokens=self.max_new_tokens)
+                                                           max_tokens=max_tokens)
             except self._openai.OpenAIError as e:
                 if self._transient(e) and attempt < self.retries:
                     time.sleep(min(self.max_backoff_s, self.backoff_s * 2 ** attempt))
@@ -112,12 +115,15 @@ class OpenAICompatibleGenerator:
                 raise GenerationError(self._describe(e)) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def generate(self, messages: Messages) -> Generation:
-        hit = self.cache.get(messages) if self.cache is not None else None
+    def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
+        """The endpoint's reply; ``max_new_tokens`` overrides the limit for this call."""
+        limit = int(max_new_tokens or self.max_new_tokens)
+        key = messages if limit == self.max_new_tokens else messages + [{"role": "limit", "content": str(limit)}]
+        hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             return hit
         start = time.perf_counter()
-        reply = self._complete(messages)
+        reply = self._complete(messages, limit)
         try:
             text = reply.choices[0].message.content or ""
             if not isinstance(text, str):
@@ -130,4 +136,4 @@ class OpenAICompatibleGenerator:
         result = Generation(text, int(prompt) if isinstance(prompt, int) else self.count_tokens(messages),
                             int(completion) if isinstance(completion, int) else self._count(text),
                             time.perf_counter() - start)
-        return self.cache.put(messages, result) if self.cache is not None else result
+        return self.cache.put(key, result) if self.cache is not None else result
