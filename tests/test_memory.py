@@ -369,3 +369,23 @@ def test_dated_sessions_put_dates_on_edges_and_round_trip(tmp_path):
     m.save(tmp_path / "mem")
     back = GraphMemory.load(tmp_path / "mem", encoder=HashEncoder(dim=8))
     assert back.edge(eid).date == "7 May 2023" and back.edge(plain).date is None
+
+
+def test_saved_figures_are_opaque_for_dark_themes(tmp_path):
+    """Jupyter's inline backend makes figures transparent; black labels then vanish on a dark theme.
+    ``save_figure`` (which every notebook figure passes through) gives them a white background."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from glong_lib.viz import save_figure
+
+    fig, ax = plt.subplots(figsize=(2, 2))
+    fig.patch.set_alpha(0.0)  # what the inline backend does
+    ax.plot([0, 1], [0, 1])
+    path = save_figure(fig, "opaque", tmp_path)
+    corner = plt.imread(path)[0, 0]
+    plt.close(fig)
+    assert fig.patch.get_alpha() == 1.0 and tuple(corner[:3]) == (1.0, 1.0, 1.0)
+    assert len(corner) == 3 or corner[3] == 1.0

@@ -5,6 +5,7 @@ notebooks and compares the cells marked NBVAL_CHECK_OUTPUT.)"""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,10 @@ def test_committed_notebook_is_a_real_run(book):
     assert not [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     params = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(params) == 1 and "SMOKE" in "".join(params[0]["source"])
+    # clean outputs: no progress-bar widgets, no path of the machine that ran it
+    text = book.read_text()
+    assert "application/vnd.jupyter.widget" not in text
+    assert str(NOTEBOOKS_DIR.parent) not in text and str(Path.home()) not in text
 
 
 @pytest.mark.slow
@@ -40,3 +45,36 @@ def test_notebook_smoke_run(book, tmp_path):
     assert not errors
     figures = list((tmp_path / "figures").glob(f"{book.name[:2]}_*.png"))
     assert figures, f"{book.name} saved no figure in smoke mode"
+
+
+@pytest.mark.slow
+def test_notebooks_02_and_04_through_the_hub_code_path(tmp_path, monkeypatch):
+    """The hub profile end to end, offline: the bundled models saved under the hub profile's ids in
+    a folder laid out like the hub (``$GLONG_MODELS_DIR/<org>/<name>``), hub access switched off,
+    and notebooks 02 and 04 run in smoke mode with ``PROFILE = "hub"``. Their outputs name the hub
+    checkpoints they loaded, so the offline path cannot have stood in silently."""
+    from glong_lib import models
+    from glong_lib.config import get_profile
+    from glong_lib.summarizer import offline_summarizer_dir
+
+    hub = get_profile("hub")
+    layout = tmp_path / "hub-models"
+    stand_ins = {hub.encoder: models.minilm_path(), hub.generator.model: models.smollm2_dir(),
+                 hub.extractor.base: models.smollm2_dir(), hub.summarizer.model: offline_summarizer_dir(smoke=True)}
+    for hub_id, local in stand_ins.items():
+        target = layout / hub_id
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            target.symlink_to(local, target_is_directory=True)
+    monkeypatch.setenv("GLONG_MODELS_DIR", str(layout))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    assert models.resolve_model(hub.summarizer.model) == str(layout / hub.summarizer.model)
+    runs = run_notebooks(smoke=True, profile="hub", out=tmp_path / "out", only=["02", "04"], log=lambda *_: None)
+    assert [r.name[:2] for r in runs] == ["02", "04"]
+    for run in runs:
+        nb = json.loads(run.output.read_text())
+        text = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                       for c in nb["cells"] for o in c.get("outputs", []))
+        assert not [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+        assert hub.summarizer.model in text, f"{run.name} did not load the hub summarizer"

@@ -15,10 +15,18 @@ def register(sub) -> None:
     p.add_argument("--inplace", action="store_true",
                    help="refresh the committed notebooks and figures/ (full run, offline unless --profile)")
     p.add_argument("--only", nargs="*", default=None, help="run only notebooks whose names start so (e.g. 00 03)")
+    p.add_argument("--sync-colab", action="store_true",
+                   help="only rewrite the Colab badges, README links and setup cells from pyproject's Repository URL")
     add_profile_option(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    if args.sync_colab:
+        from ..colab import sync_colab
+
+        changed = sync_colab()
+        print("rewritten: " + (", ".join(changed) if changed else "nothing (all follow the Repository URL)"))
+        return 0
     run_notebooks(smoke=args.smoke, profile=args.profile, out=args.out, inplace=args.inplace, only=args.only)
     return 0

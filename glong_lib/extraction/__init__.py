@@ -56,5 +56,6 @@ from .training import (  # noqa: F401
     read_training_log,
     tokenize_example,
     train_extractor,
+    training_arguments,
     train_settings,
 )

@@ -126,10 +126,14 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
     adapter = Path(adapter)
     if not (adapter / "adapter_config.json").is_file():
         raise DataError("not a LoRA adapter folder (no adapter_config.json)", path=adapter)
+    import warnings
+
     from peft import PeftModel
 
     tok, model = load_base(profile, device)
-    model = PeftModel.from_pretrained(model, str(adapter))
+    with warnings.catch_warnings():  # peft calls a transformers name deprecated in v5; nothing for a user to act on
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        model = PeftModel.from_pretrained(model, str(adapter))
     if not get_profile(profile).extractor.quantize_4bit:
         model = model.merge_and_unload()  # one plain model: faster generation
     relations = read_training_log(adapter).get("relations")

@@ -159,6 +159,26 @@ def read_training_log(adapter_dir: PathLike) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def training_arguments(settings: TrainSettings, output_dir: PathLike, total_steps: int, eval_every: int,
+                       has_dev: bool = True, profile: Union[str, Profile] = "offline",
+                       device: Optional[str] = None):
+    """The ``transformers.TrainingArguments`` of :func:`train_extractor`: the settings' batch size,
+    steps (or epochs) and learning rate, a cosine schedule with 5% warm-up, no weight decay, about 20
+    loss logs, a dev-loss evaluation every ``eval_every`` steps, nothing saved mid-run, the seed for
+    both model and data order, and fp16 only where the profile trains a 4-bit model on a GPU."""
+    from transformers import TrainingArguments
+
+    return TrainingArguments(
+        output_dir=str(output_dir), per_device_train_batch_size=settings.batch_size,
+        per_device_eval_batch_size=max(8, settings.batch_size), max_steps=settings.max_steps,
+        num_train_epochs=settings.epochs, learning_rate=settings.learning_rate, lr_scheduler_type="cosine",
+        warmup_steps=0.05, weight_decay=0.0, logging_steps=max(1, min(10, total_steps // 20)),
+        eval_strategy="steps" if has_dev else "no", eval_steps=eval_every,
+        save_strategy="no", report_to="none", seed=settings.seed, data_seed=settings.seed, dataloader_num_workers=0,
+        use_cpu=choose_device(device) == "cpu", fp16=get_profile(profile).extractor.quantize_4bit,
+        disable_tqdm=False, remove_unused_columns=False)
+
+
 def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union[str, Profile] = "offline",
                     max_steps: Optional[int] = None, out: Optional[PathLike] = None,
                     seed: int = 42, learning_rate: Optional[float] = None, dev_fraction: float = 0.1,
@@ -174,7 +194,7 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
     """
     from datasets import Dataset
     from peft import get_peft_model
-    from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
+    from transformers import DataCollatorForSeq2Seq, Trainer
 
     pairs = list(pairs) if pairs is not None else load_pairs()
     settings = train_settings(pairs, profile, max_steps, seed, learning_rate, dev_fraction, max_train)
@@ -198,15 +218,7 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
     total_steps = settings.max_steps if settings.max_steps > 0 else int(steps_per_epoch * settings.epochs)
     eval_every = max(1, total_steps // max(1, eval_points))
     with tempfile.TemporaryDirectory() as scratch:
-        args = TrainingArguments(
-            output_dir=scratch, per_device_train_batch_size=settings.batch_size,
-            per_device_eval_batch_size=max(8, settings.batch_size), max_steps=settings.max_steps,
-            num_train_epochs=settings.epochs, learning_rate=settings.learning_rate, lr_scheduler_type="cosine",
-            warmup_steps=0.05, weight_decay=0.0, logging_steps=max(1, min(10, total_steps // 20)),
-            eval_strategy="steps" if dev_ds is not None else "no", eval_steps=eval_every,
-            save_strategy="no", report_to="none", seed=seed, data_seed=seed, dataloader_num_workers=0,
-            use_cpu=choose_device(device) == "cpu", fp16=get_profile(profile).extractor.quantize_4bit,
-            disable_tqdm=False, remove_unused_columns=False)
+        args = training_arguments(settings, scratch, total_steps, eval_every, dev_ds is not None, profile, device)
         collator = DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100)
         trainer = Trainer(model=model, args=args, train_dataset=train_ds, eval_dataset=dev_ds,
                           data_collator=collator, processing_class=tok)

@@ -13,7 +13,13 @@ def save_figure(fig, name: str, folder: Optional[Union[str, Path]] = None, dpi: 
 
     ``$GLONG_FIGURES_DIR``, when set, replaces ``folder``: test runs of the committed notebooks
     use it so that they never overwrite the committed ``figures/``.
+
+    The figure gets an opaque white background first: Jupyter's inline backend makes figures
+    transparent, and black labels on a transparent figure vanish in a dark theme. Every notebook
+    figure passes through here before ``plt.show()``, so the shown and the saved image are both opaque.
     """
+    fig.patch.set_facecolor("white")
+    fig.patch.set_alpha(1.0)
     folder = os.environ.get("GLONG_FIGURES_DIR") or folder
     if folder is None:
         return None
