@@ -70,10 +70,26 @@ def test_sample_training_and_summary_pairs():
 SAMPLE_FILES = sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".jsonl") and "results" not in p.parts)
 
 
+#: Sample files written in another data set's own shape on purpose (notebook 04's LoCoMo stand-in).
+FOREIGN_SHAPES = {"locomo_standin.json": "locomo"}
+
+
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
 def test_inspect_every_sample_file(path):
     stats = inspect_file(path)
-    assert stats["format"].startswith("glong-")
+    assert stats["format"] == FOREIGN_SHAPES[path.name] if path.name in FOREIGN_SHAPES else stats["format"].startswith("glong-")
+
+
+def test_locomo_stand_in_loads_as_locomo_with_observations_and_evidence():
+    """The stand-in notebook 04 runs the ladder on: every question's evidence is a turn of the dialogue,
+    every observation names turns that exist, categories 1-4 only."""
+    dialogues, questions = loaders.load_locomo(DATA / "locomo_standin.json")
+    turns = {t.id for t in dialogues[0].turns()}
+    units = loaders.load_locomo_observations(DATA / "locomo_standin.json")[0]
+    assert len(turns) == 30 and len(questions) == 15 and len(units.turns()) == 17
+    assert all(set(q.evidence) <= turns for q in questions)
+    assert all(set(loaders.source_turns(u.id)) <= turns for u in units.turns())
+    assert {q.category for q in questions} <= {"single-hop", "multi-hop", "temporal", "open-domain"}
 
 
 def test_shipped_benchmark_result_has_what_notebook_02_draws():
