@@ -47,6 +47,9 @@ PAPER_REDUCTION = 0.630  # 1 - 10,380 / 28,058 (Table 6, MSC)
 RANKED = "G-Long, ranked memory lines"
 DIALOGUE = "G-Long, context never reset"
 
+#: The scores each pair is compared on: nlg-eval's (the paper's scale), then the smoothed ones.
+PAIR_METRICS = (("nlg_b2", "B-2"), ("nlg_rougeL", "R-L"), ("b2", "B-2 sm."), ("rougeL", "R-L sm."))
+
 #: (method, baseline, what the pair measures): each gets a paired-bootstrap line.
 PAIRS = [
     ("G-Long", "Long context", "the paper's Table 1 headline"),
@@ -160,11 +163,10 @@ def pair_report(result) -> list[dict]:
         cmp = result.compare(method, baseline)
         row = {"pair": f"{method} - {baseline}", "measures": meaning, "conv.": cmp["conversations"],
                "replies": cmp["replies"]}
-        for m, label in (("nlg_b2", "B-2"), ("nlg_rougeL", "R-L"), ("b2", "B-2 sm."), ("rougeL", "R-L sm.")):
+        for m, label in PAIR_METRICS:
             c = cmp[m]
             row[label] = f"{c['diff mean']:+.2f} [{c['ci low']:+.2f}, {c['ci high']:+.2f}]"
-        row["real at 95%"] = ", ".join(label for m, label in (("nlg_b2", "B-2"), ("nlg_rougeL", "R-L"),
-                                                              ("b2", "B-2 sm."), ("rougeL", "R-L sm."))
+        row["real at 95%"] = ", ".join(label for m, label in PAIR_METRICS
                                        if cmp[m]["ci low"] > TIE or cmp[m]["ci high"] < -TIE) or "none"
         row["same memories"] = (f"{result.same_memories(method, baseline):.0%}"
                                 if baseline.startswith(("G-Long", "No rerank")) and baseline != RANKED else "")
@@ -205,14 +207,15 @@ def main(argv=None) -> int:
     settings = {"data": str(path), "conversations": [c.id for c in convs], "turns": turns, "mode": mode,
                 "salience": not args.no_salience, "max_new_tokens": args.max_new_tokens,
                 "full_replies": args.full_replies, "tokens_only": args.tokens_only}
-    check = Checkpoint(args.checkpoint, settings, resume=args.checkpoint.exists()) if args.checkpoint else None
-    result = run_msc_evaluation(agents, convs, turns_per_session=turns, checkpoint=check)
+
+    def checkpoint(suffix: str = ""):  # resumes when the file is there
+        path = args.checkpoint.with_name(args.checkpoint.name + suffix) if args.checkpoint else None
+        return Checkpoint(path, settings, resume=path.exists()) if path else None
+
+    result = run_msc_evaluation(agents, convs, turns_per_session=turns, checkpoint=checkpoint())
     if variants:  # the reference code's context: a separate run, since the scope is a run setting
-        check2 = (Checkpoint(args.checkpoint.with_name(args.checkpoint.name + ".dialogue"), settings,
-                             resume=args.checkpoint.with_name(args.checkpoint.name + ".dialogue").exists())
-                  if args.checkpoint else None)
         other = run_msc_evaluation({DIALOGUE: GLongAgent(generator, source, name=DIALOGUE)}, convs,
-                                   turns_per_session=turns, context_scope="dialogue", checkpoint=check2)
+                                   turns_per_session=turns, context_scope="dialogue", checkpoint=checkpoint(".dialogue"))
         result = MSCResults(result.records + other.records, result.methods + other.methods,
                             {**result.memory_tokens, **other.memory_tokens}, {**result.wall_s, **other.wall_s},
                             result.price, result.settings)

@@ -254,11 +254,11 @@ class SummaryMemoryAgent(DenseRAGAgent):
     def __init__(self, generator, summary_tokens: int = 64, **kwargs):
         super().__init__(generator, **kwargs)
         self.summary_tokens = int(summary_tokens)
-        self.summaries: list[str] = []
 
-    def reset(self) -> None:
-        super().reset()
-        self.summaries = []
+    @property
+    def summaries(self) -> list[str]:
+        """The summaries written so far, oldest first (the units the retriever indexes)."""
+        return [t.text for t in self.turns]
 
     def observe_session(self, session, conversation) -> None:
         gen = self.generator.generate(summary_messages(session, self.user_name, self.agent_name),
@@ -266,7 +266,6 @@ class SummaryMemoryAgent(DenseRAGAgent):
         self.memory_prompt_tokens += gen.prompt_tokens
         self.memory_completion_tokens += gen.completion_tokens
         text = " ".join(gen.text.split()) or "(empty summary)"
-        self.summaries.append(text)
         end = session.turns[-1].time_s if session.turns else 0.0
         # a summary is a unit to retrieve, written "Session N summary: ..." like a turn line
         self.turns.append(Turn(f"summary-{session.index}", f"Session {session.index} summary", text, time_s=end))

@@ -78,8 +78,7 @@ class LocalChatGenerator:
         import torch
 
         limit = int(max_new_tokens or self.max_new_tokens)
-        key = messages if limit == self.max_new_tokens else messages + [{"role": "limit", "content": str(limit)}]
-        hit = self.cache.get(key) if self.cache is not None else None
+        hit = self.cache.get(messages, limit) if self.cache is not None else None
         if hit is not None:
             return hit
         start = time.perf_counter()
@@ -96,7 +95,7 @@ class LocalChatGenerator:
             new = new[: new.index(eos) + 1]
         text = self._tok.decode(new, skip_special_tokens=True)
         result = Generation(text, len(ids), len(new), time.perf_counter() - start)
-        return self.cache.put(key, result) if self.cache is not None else result
+        return self.cache.put(messages, limit, result) if self.cache is not None else result
 
 
 _SPEAKER_TAG = re.compile(r"^\s*[^\n:]{1,40}:[ \t]*")

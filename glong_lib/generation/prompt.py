@@ -162,19 +162,20 @@ def messages_key(messages: Messages) -> str:
 
 
 class ReplyCache:
-    """Replies to prompts already answered (greedy decoding repeats them exactly). A hit comes back
-    with ``cached=True`` and zero seconds, its token counts kept, so accounting stays exact."""
+    """Replies to prompts already answered (greedy decoding repeats them exactly), keyed by the
+    messages and the token limit they were generated under (a longer limit is another reply). A hit
+    comes back with ``cached=True`` and zero seconds, its token counts kept, so accounting stays exact."""
 
     def __init__(self):
-        self._replies: dict[str, Generation] = {}
+        self._replies: dict[tuple[str, int], Generation] = {}
 
-    def get(self, messages: Messages) -> Optional[Generation]:
-        hit = self._replies.get(messages_key(messages))
+    def get(self, messages: Messages, limit: int) -> Optional[Generation]:
+        hit = self._replies.get((messages_key(messages), limit))
         return None if hit is None else Generation(hit.text, hit.prompt_tokens, hit.completion_tokens, 0.0,
                                                    cached=True)
 
-    def put(self, messages: Messages, result: Generation) -> Generation:
-        self._replies[messages_key(messages)] = result
+    def put(self, messages: Messages, limit: int, result: Generation) -> Generation:
+        self._replies[(messages_key(messages), limit)] = result
         return result
 
     def __len__(self) -> int:

@@ -118,8 +118,7 @@ class OpenAICompatibleGenerator:
     def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
         """The endpoint's reply; ``max_new_tokens`` overrides the limit for this call."""
         limit = int(max_new_tokens or self.max_new_tokens)
-        key = messages if limit == self.max_new_tokens else messages + [{"role": "limit", "content": str(limit)}]
-        hit = self.cache.get(key) if self.cache is not None else None
+        hit = self.cache.get(messages, limit) if self.cache is not None else None
         if hit is not None:
             return hit
         start = time.perf_counter()
@@ -136,4 +135,4 @@ class OpenAICompatibleGenerator:
         result = Generation(text, int(prompt) if isinstance(prompt, int) else self.count_tokens(messages),
                             int(completion) if isinstance(completion, int) else self._count(text),
                             time.perf_counter() - start)
-        return self.cache.put(key, result) if self.cache is not None else result
+        return self.cache.put(messages, limit, result) if self.cache is not None else result
