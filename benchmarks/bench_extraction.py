@@ -5,7 +5,10 @@
    ``data/conversations`` (first person resolved to the speaker): P/R/F1 exact and normalised,
    partial F1, fact detection F1, relation accuracy, unparseable rate.
 2. **Throughput**: utterances per second of the fine-tuned extractor, batched greedy decoding
-   (left padding), at a few batch sizes (aim: 4 or more on 2 cores).
+   (the prompts' shared start cached once), at a few batch sizes, in float32 (the default) and
+   bfloat16 (``load_extractor(bfloat16=True)``), on the shipped gold turns and, with
+   ``GLONG_REAL_DATA``, on LoCoMo turns (longer: about 75 prompt tokens against 55). Aim: 5 or more
+   on 2 cores. How many bfloat16 answers differ from float32 is printed beside its speed.
 3. **PersonaExt** (only when ``GLONG_REAL_DATA`` points at the real data folder): an adapter
    trained (the profile's default recipe) on 512 PersonaExt training utterances, both models
    scored on a held-out dev sample (split by utterance; subjects stay "i", as in the data).
@@ -44,14 +47,40 @@ def compare(models: dict, run) -> dict:
     return reports
 
 
-def throughput(extractor, utterances: list[str], batch_sizes: list[int]) -> dict[int, float]:
-    out = {}
+def throughput(extractor, utterances: list[str], batch_sizes: list[int], label: str) -> tuple[dict, list]:
+    """Utterances per second at each batch size, and the answers of the last run."""
+    out, answers = {}, []
     for bs in batch_sizes:
         start = time.perf_counter()
-        extractor.generate(utterances, batch_size=bs, progress=False)
+        answers = extractor.generate(utterances, batch_size=bs, progress=False)
         out[bs] = round(len(utterances) / (time.perf_counter() - start), 2)
-        print(f"batch size {bs:>3}: {out[bs]:6.2f} utterances/s ({len(utterances)} utterances)")
-    return out
+        print(f"{label:<28} batch size {bs:>3}: {out[bs]:6.2f} utterances/s ({len(utterances)} utterances)")
+    return out, answers
+
+
+def throughput_sets(profile: str, gold_turns, n: int, batch_sizes: list[int]) -> dict:
+    """Throughput in float32 and bfloat16 on the shipped gold turns and (real data) LoCoMo turns."""
+    sets = {"shipped gold turns": [t.text for t in gold_turns][:n]}
+    real = os.environ.get("GLONG_REAL_DATA")
+    if real and (Path(real) / "locomo" / "locomo_dev.json").is_file():
+        from glong_lib.loaders import load_locomo
+
+        conversations, _ = load_locomo(Path(real) / "locomo" / "locomo_dev.json")
+        sets["LoCoMo turns"] = [t.text for t in conversations[0].turns()][:n]
+    results: dict = {}
+    for bfloat16 in (False, True):
+        model = ex.load_extractor(profile, bfloat16=bfloat16)
+        dtype = "bfloat16" if bfloat16 else "float32"
+        for name, utterances in sets.items():
+            speeds, answers = throughput(model, utterances, batch_sizes, f"{name}, {dtype}")
+            results[f"{name}, {dtype}"] = speeds
+            results.setdefault(f"{name} answers", []).append(answers)
+    for name in sets:
+        fp32, bf16 = results.pop(f"{name} answers")
+        results[f"{name}, bfloat16 answers differing"] = sum(a != b for a, b in zip(fp32, bf16))
+        print(f"{name}: bfloat16 answers differ from float32 on "
+              f"{results[f'{name}, bfloat16 answers differing']} of {len(fp32)}")
+    return results
 
 
 def main(argv=None) -> int:
@@ -61,8 +90,8 @@ def main(argv=None) -> int:
     parser.add_argument("--parts", nargs="*", default=["gold", "throughput", "personaext"],
                         choices=["gold", "throughput", "personaext"], help="which parts to run")
     parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--throughput-n", type=int, default=48, help="utterances timed per batch size")
-    parser.add_argument("--batch-sizes", type=int, nargs="*", default=[1, 8, 16])
+    parser.add_argument("--throughput-n", type=int, default=64, help="utterances timed per batch size")
+    parser.add_argument("--batch-sizes", type=int, nargs="*", default=[8, 16, 32])
     parser.add_argument("--real-train", type=int, default=512, help="PersonaExt training utterances")
     parser.add_argument("--real-dev", type=int, default=200, help="PersonaExt dev utterances scored")
     parser.add_argument("--real-steps", type=int, default=None, help="PersonaExt training steps (default: profile's)")
@@ -86,8 +115,8 @@ def main(argv=None) -> int:
 
     if "throughput" in args.parts:
         print("\n== throughput (fine-tuned, greedy, batched)")
-        utterances = [t.text for t in turns][: args.throughput_n]
-        results["utterances/s by batch size"] = throughput(fine, utterances, args.batch_sizes)
+        results["utterances/s by batch size"] = throughput_sets(args.profile, turns, args.throughput_n,
+                                                                args.batch_sizes)
 
     real = os.environ.get("GLONG_REAL_DATA")
     if "personaext" in args.parts and not (real and Path(real).is_dir()):

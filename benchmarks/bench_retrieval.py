@@ -19,6 +19,8 @@
     python benchmarks/bench_retrieval.py                       # both parts (LoCoMo when the data is set)
     python benchmarks/bench_retrieval.py --skip-locomo --sizes 1000 10000
     GLONG_REAL_DATA=../shared/data python benchmarks/bench_retrieval.py --skip-latency --conversations 1 --max-turns 200
+    # answer-word coverage of the current adapter's triples beside an earlier adapter's (before/after)
+    GLONG_REAL_DATA=../shared/data python benchmarks/bench_retrieval.py --skip-latency --baseline-adapter ~/.cache/glong/extractor/offline-db4d32499ce4
 """
 
 from __future__ import annotations
@@ -207,6 +209,7 @@ def locomo(args) -> dict:
 
     path = Path(os.environ["GLONG_REAL_DATA"]) / "locomo" / "locomo_dev.json"
     extractor = load_extractor(args.profile)
+    baseline = load_extractor(args.profile, adapter=args.baseline_adapter) if args.baseline_adapter else None
     encoder = load_encoder(args.profile)
     out = {"paper": PAPER, "recommended": RECOMMENDED,
            "lambdas": {f"{lam:g}": half_life(lam) for lam in LAMBDAS}}
@@ -217,7 +220,13 @@ def locomo(args) -> dict:
         triples = {c.id: extracted_triples(c, extractor) for c in units}
         cover = answer_coverage(questions, units, triples)
         print(f"\n[{memory_from}] evidence turns whose answer words survive: in the units {cover['units']:.3f}, "
-              f"in their triples {cover['triples']:.3f} ({cover['evidence turns']} evidence turns)")
+              f"in their triples {cover['triples']:.3f}, with the edge's date {cover['triples + date']:.3f} "
+              f"({cover['evidence turns']} evidence turns)")
+        if baseline is not None:  # the same share with an earlier adapter's triples: what the extractor changed
+            cover["triples, baseline adapter"] = answer_coverage(
+                questions, units, {c.id: extracted_triples(c, baseline) for c in units})["triples"]
+            print(f"[{memory_from}] ... in the triples of the baseline adapter {args.baseline_adapter.name}: "
+                  f"{cover['triples, baseline adapter']:.3f}")
         common = dict(ks=(1, 3, 5), conversations=args.conversations, max_turns=args.max_turns,
                       extractor=extractor, memory_from=memory_from, progress=False)
         result = merge_evaluations(evaluate_variants(path, encoder, paper_variants(memory_from), **common),
@@ -235,6 +244,8 @@ def main() -> int:
     p.add_argument("--conversations", type=int, default=None, help="LoCoMo: the first N conversations")
     p.add_argument("--max-turns", type=int, default=None, help="LoCoMo: the first N turns of each")
     p.add_argument("--profile", default="offline")
+    p.add_argument("--baseline-adapter", type=Path, default=None,
+                   help="LoCoMo: also report the answer-word coverage of this adapter's triples (before/after)")
     p.add_argument("--skip-latency", action="store_true")
     p.add_argument("--skip-locomo", action="store_true")
     p.add_argument("--omp-threads", type=int, default=1, help="faiss OpenMP threads (0: faiss default)")

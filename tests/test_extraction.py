@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -278,7 +279,7 @@ def test_messages_and_target():
 def test_cache_key_tracks_what_changes_the_adapter():
     pairs = _pairs(20)
     base = ex.train_settings(pairs, "offline")
-    assert base.max_steps == get_profile("offline").extractor.max_steps == 160 and base.key() == ex.train_settings(pairs, "offline").key()
+    assert base.max_steps == get_profile("offline").extractor.max_steps == 400 and base.key() == ex.train_settings(pairs, "offline").key()
     assert ex.train_settings(pairs, get_profile("offline").smoke()).max_steps == SMOKE_STEPS
     changed = [ex.train_settings(pairs, "offline", max_steps=10), ex.train_settings(_pairs(21), "offline"),
                ex.train_settings(pairs, "hub"), ex.train_settings(pairs, "offline", seed=1),
@@ -375,8 +376,12 @@ def test_tokenize_example_masks_the_prompt():
 @pytest.mark.slow
 def test_train_cache_load_extract_and_cli(tmp_path):
     pairs = ex.load_pairs()[:24]
-    out = ex.train_extractor(pairs, max_steps=2, out=tmp_path / "adapter", dev_fraction=0.2, eval_points=1)
+    out = ex.train_extractor(pairs, max_steps=2, out=tmp_path / "adapter", dev_fraction=0.2, eval_points=1,
+                             snapshot_steps=[1], snapshot_dir=tmp_path / "snapshots")
     log = ex.read_training_log(out)
+    snapshot = ex.read_training_log(tmp_path / "snapshots" / "step-1")  # a mid-run adapter, for F1-vs-steps
+    assert snapshot["steps"] == 1 and snapshot["relations"] == log["relations"]
+    assert (tmp_path / "snapshots" / "step-1" / "adapter_config.json").is_file()
     assert log["steps"] == 2 and log["trainable_parameters"] < log["total_parameters"] / 10
     assert [r["step"] for r in log["log_history"] if "loss" in r][:2] == [1, 2]
     assert any("eval_loss" in r for r in log["log_history"])
@@ -389,7 +394,18 @@ def test_train_cache_load_extract_and_cli(tmp_path):
     utterances = ["I have two dogs.", "My sister lives in Denver and loves it there."]
     batched = fine.generate(utterances, batch_size=2, progress=False)
     one_by_one = [fine.generate([u], batch_size=1, progress=False)[0] for u in utterances]
-    assert batched == one_by_one  # left padding does not change greedy output
+    assert batched == one_by_one  # padding does not change greedy output
+    import torch
+
+    for u, got in zip(utterances, batched):  # nor does reusing the shared prefix's cache
+        enc = fine.tokenizer(ex.render_prompt(fine.tokenizer, u), return_tensors="pt", add_special_tokens=False)
+        with torch.no_grad():
+            whole = fine.model.generate(**enc, max_new_tokens=12, do_sample=False,
+                                        pad_token_id=fine.tokenizer.pad_token_id)
+        assert fine.tokenizer.decode(whole[0, enc["input_ids"].shape[1]:], skip_special_tokens=True).strip() == got
+    fine._prefix = ([-1], fine.shared_prefix()[1])  # a prefix no prompt starts with: batches run whole, uncached
+    assert fine.generate(utterances, batch_size=2, progress=False) == batched
+    fine._prefix = None
 
     conv = Conversation("t", ["Maya", "Leo"], [Session(1, [Turn("S1:1", "Maya", utterances[0])]),
                                                 Session(2, [Turn("S2:1", "Leo", utterances[1])])])
@@ -473,3 +489,15 @@ def test_paper_profile_trains_on_personaext_when_the_real_data_is_set(tmp_path, 
     monkeypatch.setenv(REAL_DATA_ENV, str(tmp_path))
     assert training_pairs_path("paper") == pairs
     assert training_pairs_path("offline") is None  # the offline default stays on the shipped pairs
+
+
+def test_extraction_cache_key_names_a_bfloat16_model():
+    import torch
+
+    class Extractor:  # what extractor_key reads: the adapter folder and the weights' dtype
+        adapter_dir = Path("/cache/extractor/offline-abc123")
+        model = torch.nn.Linear(2, 2)
+
+    assert ex.extractor_key(Extractor()) == "offline-abc123"
+    Extractor.model = torch.nn.Linear(2, 2).to(torch.bfloat16)
+    assert ex.extractor_key(Extractor()) == "offline-abc123-bfloat16"  # its answers differ: its own cache

@@ -67,6 +67,22 @@ def test_sample_training_and_summary_pairs():
     assert all(s.summary and s.dialogue for s in summaries)
 
 
+def test_event_pairs_keep_the_phrase_and_leave_the_date_to_the_memory():
+    from datetime import datetime
+    from statistics import mean
+
+    from glong_lib.dates import resolve_date
+
+    pairs = [p for p in loaders.load_triple_pairs(DATA / "triple_pairs.jsonl") if p.id.startswith("te")]
+    events = [t for p in pairs for t in p.triples
+              if t.relation in {"attended", "visited", "did", "made", "received", "started", "met", "bought", "achieved"}]
+    assert len(pairs) >= 150 and len(events) >= 100 and any(not p.triples for p in pairs)
+    assert mean(len(t.object.split()) for t in events) >= 3  # the whole phrase, not a keyword
+    said = datetime(2023, 5, 8, 12, 0)
+    assert not [t.object for p in pairs for t in p.triples if resolve_date(t.object, said)]  # no "yesterday" in objects
+    assert sum(resolve_date(p.utterance, said) is not None for p in pairs) >= len(pairs) // 3  # dates come from the sentence
+
+
 SAMPLE_FILES = sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".jsonl") and "results" not in p.parts)
 
 

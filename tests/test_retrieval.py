@@ -493,4 +493,12 @@ def test_answer_coverage_counts_what_triples_keep():
                                                    Turn("D1:2", "Ana", "I play the violin")])])
     qs = [QA("c", "cat's name?", "Miso", ["D1:1"], "single-hop"), QA("c", "instrument?", "violin", ["D1:2"], "single-hop")]
     triples = {"c": [Triple("Ana", "have_pet", "cat", turn_id="D1:1"), Triple("Ana", "play", "violin", turn_id="D1:2")]}
-    assert answer_coverage(qs, [conv], triples) == {"evidence turns": 2, "units": 1.0, "triples": 0.5}
+    assert answer_coverage(qs, [conv], triples) == {"evidence turns": 2, "units": 1.0, "triples": 0.5,
+                                                    "triples + date": 0.5}
+    # a "when" answer is held by the date the memory stores on the edge, resolved from "yesterday"
+    dated = Conversation("d", ["Ana"], [Session(1, [Turn("D1:1", "Ana", "I ran a 10k yesterday")],
+                                                date="2023-05-08T13:56:00")])
+    when = [QA("d", "When did Ana run a 10k?", "7 May 2023", ["D1:1"], "temporal")]
+    ran = {"d": [Triple("Ana", "did", "10k", turn_id="D1:1", source="I ran a 10k yesterday")]}
+    assert answer_coverage(when, [dated], ran) == {"evidence turns": 1, "units": 0.0, "triples": 0.0,
+                                                   "triples + date": 1.0}

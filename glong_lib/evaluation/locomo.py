@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..dates import edge_date
 from ..errors import DataError
 from ..extraction import LOCOMO_EXTRACTION_BATCH, extracted_triples  # noqa: F401  (re-exported)
 from ..io import Checkpoint
@@ -145,20 +146,26 @@ def answer_coverage(questions: Sequence[QA], units: Sequence[Conversation],
                     triples: dict[str, Sequence[Triple]]) -> dict[str, float]:
     """How often the memory's units still hold the answer: over the evidence turns of
     ``questions`` that have content words in their answer, the share whose source units' text
-    holds at least one of them (``units``) and the share whose extracted triples do (``triples``,
-    words of subject, relation and object). A triple extractor that drops the fact shows here as
-    a gap between the two, before any retrieval."""
+    holds at least one of them (``units``), the share whose extracted triples do (``triples``,
+    words of subject, relation and object), and the share whose triples with the date the memory
+    stores on their edge do (``triples + date``: ``dates.edge_date`` of the triple's sentence in its
+    session; it is what answers "when" questions). A triple extractor that drops the fact shows here
+    as a gap between ``units`` and ``triples``, before any retrieval."""
+    session_date = {(c.id, u.id): s.date for c in units for s in c.sessions for u in s.turns}
     by_turn_text: dict[tuple[str, str], set[str]] = {}
     for c in units:
         for u in c.turns():
             for t in source_turns(u.id):
                 by_turn_text.setdefault((c.id, t), set()).update(content_words(u.text))
     by_turn_triples: dict[tuple[str, str], set[str]] = {}
+    by_turn_dated: dict[tuple[str, str], set[str]] = {}
     for cid, ts in triples.items():
         for tr in ts:
+            date = edge_date(tr.source, session_date.get((cid, tr.turn_id))) or ""
             for t in source_turns(tr.turn_id):
                 by_turn_triples.setdefault((cid, t), set()).update(content_words(tr.text()))
-    n = in_text = in_triples = 0
+                by_turn_dated.setdefault((cid, t), set()).update(content_words(tr.text() + " " + date))
+    n = in_text = in_triples = in_dated = 0
     for q in questions:
         words = set(content_words(str(q.answer)))
         if not words:
@@ -167,4 +174,6 @@ def answer_coverage(questions: Sequence[QA], units: Sequence[Conversation],
             n += 1
             in_text += bool(words & by_turn_text.get((q.conversation, t), set()))
             in_triples += bool(words & by_turn_triples.get((q.conversation, t), set()))
-    return {"evidence turns": n, "units": in_text / max(1, n), "triples": in_triples / max(1, n)}
+            in_dated += bool(words & by_turn_dated.get((q.conversation, t), set()))
+    return {"evidence turns": n, "units": in_text / max(1, n), "triples": in_triples / max(1, n),
+            "triples + date": in_dated / max(1, n)}

@@ -134,7 +134,7 @@ def train_settings(pairs: Sequence[TriplePair], profile: Union[str, Profile] = "
 
     >>> s = train_settings([], "offline")
     >>> s.max_steps, s.learning_rate, s.batch_size, train_settings([], "paper").max_steps
-    (160, 0.001, 4, -1)
+    (400, 0.001, 4, -1)
     """
     x = get_profile(profile).extractor
     if max_steps is None:
@@ -183,7 +183,8 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
                     max_steps: Optional[int] = None, out: Optional[PathLike] = None,
                     seed: int = 42, learning_rate: Optional[float] = None, dev_fraction: float = 0.1,
                     max_train: Optional[int] = None, eval_points: int = 4, force: bool = False,
-                    device: Optional[str] = None) -> Path:
+                    device: Optional[str] = None, snapshot_steps: Sequence[int] = (),
+                    snapshot_dir: Optional[PathLike] = None) -> Path:
     """Fine-tune the profile's extractor with LoRA and return the adapter folder.
 
     Uses transformers ``Trainer`` with a padding collator that pads labels with -100 (prompt
@@ -220,8 +221,11 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
     with tempfile.TemporaryDirectory() as scratch:
         args = training_arguments(settings, scratch, total_steps, eval_every, dev_ds is not None, profile, device)
         collator = DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100)
+        relations = sorted({t.relation for p in pairs for t in p.triples})
+        callbacks = ([snapshot_callback(snapshot_steps, snapshot_dir, tok, {"relations": relations, "key": settings.key()})]
+                     if snapshot_steps and snapshot_dir else [])
         trainer = Trainer(model=model, args=args, train_dataset=train_ds, eval_dataset=dev_ds,
-                          data_collator=collator, processing_class=tok)
+                          data_collator=collator, processing_class=tok, callbacks=callbacks)
         start = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - start
@@ -230,9 +234,24 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
            "profile": get_profile(profile).name, "train_pairs": len(train), "dev_pairs": len(dev),
            "steps": total_steps, "trainable_parameters": trainable, "total_parameters": total,
            "train_seconds": round(seconds, 1), "log_history": trainer.state.log_history,
-           "relations": sorted({t.relation for p in pairs for t in p.triples})}
+           "relations": relations}
     _save_adapter(model, tok, log, target)
     return target
+
+
+def snapshot_callback(steps: Sequence[int], folder: PathLike, tok, log: dict):
+    """A ``transformers.TrainerCallback`` that saves the adapter to ``folder/step-N`` at each of
+    ``steps``, with ``log`` (and the step and loss history so far) as its ``training.json``."""
+    from transformers import TrainerCallback
+
+    class Snapshots(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kwargs):
+            if state.global_step in set(steps) and model is not None:
+                _save_adapter(model, tok, log | {"steps": state.global_step, "log_history": state.log_history},
+                              Path(folder) / f"step-{state.global_step}")
+            return control
+
+    return Snapshots()
 
 
 def _save_adapter(model, tok, log: dict, target: Path) -> None:

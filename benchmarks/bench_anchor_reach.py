@@ -1,0 +1,78 @@
+"""Where G-Long's anchor step loses evidence on LoCoMo, for the triples of one or more extractor adapters.
+
+For every question (categories 1-4, memory from LoCoMo's observation sentences, the recommended
+settings, sentences without triples kept whole), with the same memory the ladder in
+``bench_retrieval.py`` uses:
+
+* **reach**: whether any evidence turn is among the anchors' 1-hop candidate edges, the ceiling
+  the semantic pool and the rerank work under (retrieval with no graph has reach 1 by definition);
+* **speaker anchor**: whether a speaker (a hub: ``retrieval.graph.hub_nodes``) is among the 5 anchors,
+  in which case the candidates cover a large part of the memory;
+* **candidates**: the share of the memory's edges that are candidates.
+
+It answers "why does a better extractor not help G-Long's recommended setting": longer objects
+make the entity nodes more specific, so they take the anchor places that speakers took before.
+
+    GLONG_REAL_DATA=../shared/data python benchmarks/bench_anchor_reach.py \\
+        --adapters ~/.cache/glong/extractor/offline-db4d32499ce4 ~/.cache/glong/extractor/offline-59e2c4ca5ca2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from glong_lib.config import RECOMMENDED_RETRIEVAL
+from glong_lib.evaluation.locomo import extracted_triples, locomo_units, with_unextracted
+from glong_lib.evaluation.retrieval import memory_before, primed_encoder, question_time
+from glong_lib.extraction import load_extractor
+from glong_lib.loaders import source_turns
+from glong_lib.models import load_encoder
+from glong_lib.retrieval import AssociativeRetriever
+from glong_lib.retrieval.graph import hub_nodes
+
+
+def reach(path: Path, adapter: Path, encoder, conversations=None) -> dict[str, float]:
+    """Shares of questions with evidence in reach / with a speaker anchor, and the mean candidate share."""
+    extractor = load_extractor("offline", adapter=adapter)
+    _, units, questions, _ = locomo_units(path, "observations", conversations)
+    triples = {c.id: with_unextracted(c, extracted_triples(c, extractor)) for c in units}
+    cached = primed_encoder(encoder, questions, units, [t for ts in triples.values() for t in ts])
+    settings = RECOMMENDED_RETRIEVAL.as_kwargs()
+    rows = []
+    for conv in units:
+        memory = memory_before(conv, None, cached, triples[conv.id])
+        retriever = AssociativeRetriever(memory, **{**settings, "k": 5})
+        hubs, n_edges = hub_nodes(memory), max(1, len(memory.edge_ids()))
+        for q in (q for q in questions if q.conversation == conv.id):
+            trace = retriever.retrieve(q.question, question_time(conv, q)).trace
+            reached = {t for eid in trace.candidates for t in source_turns(memory.edge(eid).turn_id or "")}
+            rows.append((bool(reached & set(q.evidence)), any(a in hubs for a, _ in trace.anchors),
+                         len(trace.candidates) / n_edges))
+    n = max(1, len(rows))
+    return {"questions": len(rows), "evidence in reach": sum(r[0] for r in rows) / n,
+            "speaker among anchors": sum(r[1] for r in rows) / n,
+            "candidate share of the memory": sum(r[2] for r in rows) / n}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--adapters", type=Path, nargs="+", required=True)
+    parser.add_argument("--conversations", type=int, default=None)
+    args = parser.parse_args(argv)
+    if not os.environ.get("GLONG_REAL_DATA"):
+        print("skipped: set GLONG_REAL_DATA to the real data folder")
+        return 0
+    path = Path(os.environ["GLONG_REAL_DATA"]) / "locomo" / "locomo_dev.json"
+    encoder = load_encoder("offline")
+    for adapter in args.adapters:
+        result = reach(path, adapter, encoder, args.conversations)
+        print(f"{adapter.name}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                                for k, v in result.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
