@@ -68,18 +68,16 @@ def throughput_sets(profile: str, gold_turns, n: int, batch_sizes: list[int]) ->
         conversations, _ = load_locomo(Path(real) / "locomo" / "locomo_dev.json")
         sets["LoCoMo turns"] = [t.text for t in conversations[0].turns()][:n]
     results: dict = {}
+    answers: dict[str, list] = {name: [] for name in sets}  # float32's, then bfloat16's
     for bfloat16 in (False, True):
         model = ex.load_extractor(profile, bfloat16=bfloat16)
         dtype = "bfloat16" if bfloat16 else "float32"
         for name, utterances in sets.items():
-            speeds, answers = throughput(model, utterances, batch_sizes, f"{name}, {dtype}")
-            results[f"{name}, {dtype}"] = speeds
-            results.setdefault(f"{name} answers", []).append(answers)
-    for name in sets:
-        fp32, bf16 = results.pop(f"{name} answers")
-        results[f"{name}, bfloat16 answers differing"] = sum(a != b for a, b in zip(fp32, bf16))
-        print(f"{name}: bfloat16 answers differ from float32 on "
-              f"{results[f'{name}, bfloat16 answers differing']} of {len(fp32)}")
+            results[f"{name}, {dtype}"], last = throughput(model, utterances, batch_sizes, f"{name}, {dtype}")
+            answers[name].append(last)
+    for name, (fp32, bf16) in answers.items():
+        differing = results[f"{name}, bfloat16 answers differing"] = sum(a != b for a, b in zip(fp32, bf16))
+        print(f"{name}: bfloat16 answers differ from float32 on {differing} of {len(fp32)}")
     return results
 
 
@@ -118,12 +116,11 @@ def main(argv=None) -> int:
         results["utterances/s by batch size"] = throughput_sets(args.profile, turns, args.throughput_n,
                                                                 args.batch_sizes)
 
-    real = os.environ.get("GLONG_REAL_DATA")
-    if "personaext" in args.parts and not (real and Path(real).is_dir()):
+    if "personaext" in args.parts and not ex.personaext_path():
         print("\n(PersonaExt skipped: set GLONG_REAL_DATA to the real data folder)")
     elif "personaext" in args.parts:
         print("\n== PersonaExt (GLONG_REAL_DATA)")
-        pairs = ex.load_pairs(Path(real) / "personaext" / "personaext_pairs.jsonl")
+        pairs = ex.load_pairs(ex.personaext_path())
         train, dev = ex.split_pairs(pairs, 0.1, args.seed, max_train=args.real_train, max_dev=args.real_dev)
         start = time.perf_counter()
         adapter = ex.train_extractor(train, args.profile, max_steps=args.real_steps, seed=args.seed)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -40,9 +39,8 @@ def main(argv=None) -> int:
     pairs = ex.load_pairs()
     _, dev = ex.split_pairs(pairs, 0.1, args.seed)
     sets = {"shipped dev": dev}
-    real = os.environ.get("GLONG_REAL_DATA")
-    if real and (Path(real) / "personaext" / "personaext_pairs.jsonl").is_file():
-        persona = ex.load_pairs(Path(real) / "personaext" / "personaext_pairs.jsonl")
+    if ex.personaext_path():
+        persona = ex.load_pairs(ex.personaext_path())
         sets["PersonaExt held out"] = ex.split_pairs(persona, 0.1, args.seed, max_dev=args.real_dev)[1]
     else:
         print("(PersonaExt skipped: set GLONG_REAL_DATA to the real data folder)")

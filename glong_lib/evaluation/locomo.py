@@ -161,10 +161,11 @@ def answer_coverage(questions: Sequence[QA], units: Sequence[Conversation],
     by_turn_dated: dict[tuple[str, str], set[str]] = {}
     for cid, ts in triples.items():
         for tr in ts:
-            date = edge_date(tr.source, session_date.get((cid, tr.turn_id))) or ""
+            words = set(content_words(tr.text()))
+            dated = words | set(content_words(edge_date(tr.source, session_date.get((cid, tr.turn_id))) or ""))
             for t in source_turns(tr.turn_id):
-                by_turn_triples.setdefault((cid, t), set()).update(content_words(tr.text()))
-                by_turn_dated.setdefault((cid, t), set()).update(content_words(tr.text() + " " + date))
+                by_turn_triples.setdefault((cid, t), set()).update(words)
+                by_turn_dated.setdefault((cid, t), set()).update(dated)
     n = in_text = in_triples = in_dated = 0
     for q in questions:
         words = set(content_words(str(q.answer)))

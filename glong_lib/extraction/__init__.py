@@ -41,6 +41,7 @@ from .prompt import (  # noqa: F401
     format_target,
     load_pairs,
     pairs_hash,
+    personaext_path,
     prompt_hash,
     render_prompt,
     split_pairs,

@@ -79,6 +79,14 @@ def render_prompt(tokenizer, utterance: str) -> str:
 REAL_DATA_ENV = "GLONG_REAL_DATA"
 
 
+def personaext_path() -> Optional[Path]:
+    """PersonaExt's utterance -> triples file in the real-data folder (``$GLONG_REAL_DATA``), or None
+    when the variable is unset or the folder does not hold it."""
+    folder = os.environ.get(REAL_DATA_ENV)
+    path = Path(folder) / "personaext" / "personaext_pairs.jsonl" if folder else None
+    return path if path is not None and path.is_file() else None
+
+
 def training_pairs_path(profile: Union[str, Profile] = "offline") -> Optional[Path]:
     """The pairs a profile's default adapter trains on: PersonaExt from the real-data folder for a
     profile with ``train_data="personaext"`` (the paper's) when ``GLONG_REAL_DATA`` holds it,
@@ -87,11 +95,7 @@ def training_pairs_path(profile: Union[str, Profile] = "offline") -> Optional[Pa
     >>> training_pairs_path("offline") is None
     True
     """
-    folder = os.environ.get(REAL_DATA_ENV)
-    path = Path(folder) / "personaext" / "personaext_pairs.jsonl" if folder else None
-    if get_profile(profile).extractor.train_data == "personaext" and path is not None and path.is_file():
-        return path
-    return None
+    return personaext_path() if get_profile(profile).extractor.train_data == "personaext" else None
 
 
 def load_pairs(path: Optional[PathLike] = None) -> list[TriplePair]:

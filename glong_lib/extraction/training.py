@@ -244,9 +244,11 @@ def snapshot_callback(steps: Sequence[int], folder: PathLike, tok, log: dict):
     ``steps``, with ``log`` (and the step and loss history so far) as its ``training.json``."""
     from transformers import TrainerCallback
 
+    wanted = set(steps)
+
     class Snapshots(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kwargs):
-            if state.global_step in set(steps) and model is not None:
+            if state.global_step in wanted and model is not None:
                 _save_adapter(model, tok, log | {"steps": state.global_step, "log_history": state.log_history},
                               Path(folder) / f"step-{state.global_step}")
             return control
