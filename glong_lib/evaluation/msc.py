@@ -1,6 +1,7 @@
 """End-to-end evaluation on multi-session chats (paper section 4): each agent answers the user's turns
 of the later sessions; replies are scored against the gold with BLEU-1..4 and ROUGE-L on the paper's
-nlg-eval scale (the headline) and the smoothed sentence-level one, and prompt tokens and cost are
+scale (LD-Agent's preprocessing, then nlg-eval; the headline), on nlg-eval over raw whitespace-split text
+and on the smoothed sentence-level one, and prompt tokens and cost are
 counted (paper Tables 1, 2 and 6). Differences come with paired intervals over conversations.
 """
 
@@ -22,15 +23,19 @@ from .metrics import paired_bootstrap, replies_needed, score_reply
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 BLEU_KEYS = ("b1", "b2", "b3", "b4")
-#: The paper's scale (nlg-eval per reply: unsmoothed BLEU, COCO ROUGE-L); ``metrics.score_reply_nlgeval``.
+#: The paper's scale (LD-Agent's lower-casing and NLTK tokens, then nlg-eval per reply: unsmoothed BLEU,
+#: COCO ROUGE-L); ``metrics.score_reply_nlgeval``.
 NLG_KEYS = ("nlg_b1", "nlg_b2", "nlg_b3", "nlg_b4", "nlg_rougeL")
-METRIC_KEYS = BLEU_KEYS + ("rougeL",) + NLG_KEYS
+#: nlg-eval on the raw text split on whitespace (the named variant); ``metrics.score_reply_whitespace``.
+WS_KEYS = ("ws_b1", "ws_b2", "ws_b3", "ws_b4", "ws_rougeL")
+METRIC_KEYS = BLEU_KEYS + ("rougeL",) + NLG_KEYS + WS_KEYS
 
 #: Differences of scores (x100) at or below this are ties (see ``MSCResults.compare``).
 TIE = 1e-4
 
 #: Which record keys each scale of ``MSCResults.table1`` reports as B-2, B-3 and R-L.
-TABLE1_SCALES = {"nlgeval": ("nlg_b2", "nlg_b3", "nlg_rougeL"), "smoothed": ("b2", "b3", "rougeL")}
+TABLE1_SCALES = {"nlgeval": ("nlg_b2", "nlg_b3", "nlg_rougeL"), "whitespace": ("ws_b2", "ws_b3", "ws_rougeL"),
+                 "smoothed": ("b2", "b3", "rougeL")}
 
 # --------------------------------------------------------------------------- cost
 
@@ -86,12 +91,12 @@ PAPER_TABLE1_COLUMNS = [f"{s} {m}" for s in ("S2", "S3", "S4", "S5", "Avg") for 
 
 def paper_difference(metric: str) -> Optional[float]:
     """The paper's G-Long minus long-context difference (Table 1 averages, x100) on a metric of ours:
-    B-2, B-3 or R-L on either scale (the paper's numbers are nlg-eval's); None for other metrics.
+    B-2, B-3 or R-L on any scale (the paper's numbers are nlg-eval's); None for other metrics.
 
     >>> paper_difference("nlg_b2"), paper_difference("rougeL"), paper_difference("b4")
     (0.77, 1.09, None)
     """
-    column = {"b2": "Avg B-2", "b3": "Avg B-3", "rougeL": "Avg R-L"}.get(metric.removeprefix("nlg_"))
+    column = {"b2": "Avg B-2", "b3": "Avg B-3", "rougeL": "Avg R-L"}.get(metric.split("_")[-1])
     if column is None:
         return None
     i = PAPER_TABLE1_COLUMNS.index(column)
@@ -228,7 +233,8 @@ class MSCResults:
 
     def table1(self, scale: str = "nlgeval") -> list[dict[str, Any]]:
         """The paper's Table 1 layout: B-2 / B-3 / R-L per session, then the average (x100, 2 dp), on
-        the paper's nlg-eval scale (default) or the smoothed sentence-level one (``TABLE1_SCALES``)."""
+        the paper's scale (default), nlg-eval on whitespace-split raw text, or the smoothed sentence-level
+        one (``TABLE1_SCALES``)."""
         if scale not in TABLE1_SCALES:
             raise DataError(f"unknown scale '{scale}' (choose from {', '.join(TABLE1_SCALES)})")
         keys = TABLE1_SCALES[scale]
