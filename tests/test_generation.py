@@ -207,6 +207,28 @@ def test_openai_backend_success_reads_usage_and_sends_the_key(server, monkeypatc
     assert again.cached and (again.prompt_tokens, again.completion_tokens) == (57, 9) and len(server.requests) == 1
 
 
+def test_api_replies_are_uncapped_by_default_as_in_the_paper(server):
+    """The reference code sends no max_tokens: neither does the default generator, nor make_generator
+    for an endpoint, nor eval-msc's openai generator; a cap is an explicit option."""
+    import argparse
+
+    from glong_lib.commands.evaluate import LOCAL_REPLY_TOKENS, build_generator, register
+
+    g = make_generator("paper", base_url=server.base_url)
+    assert g.max_new_tokens is None
+    g.generate(_messages())
+    assert "max_tokens" not in server.requests[-1]["body"]
+    g.generate(_messages(), max_new_tokens=7)  # a per-call cap still reaches the server
+    assert server.requests[-1]["body"]["max_tokens"] == 7
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    uncapped = build_generator(parser.parse_args(["eval-msc", "--generator", "openai", "--base-url", server.base_url]))
+    capped = build_generator(parser.parse_args(["eval-msc", "--generator", "openai", "--base-url", server.base_url,
+                                                "--max-new-tokens", "32"]))
+    echo = build_generator(parser.parse_args(["eval-msc", "--generator", "echo"]))
+    assert (uncapped.max_new_tokens, capped.max_new_tokens, echo.max_new_tokens) == (None, 32, LOCAL_REPLY_TOKENS)
+
+
 def test_openai_backend_counts_locally_when_usage_is_missing(server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     server.plan = ["no-usage"]

@@ -10,6 +10,9 @@ from ..errors import DataError
 from ..io import atomic_write_text, data_path
 from .common import add_profile_option, checkpoint_from, number, print_table
 
+#: The local model's reply cap: the 135M model never ends its turn by itself (see ``clean_reply``).
+LOCAL_REPLY_TOKENS = 40
+
 
 def register(sub) -> None:
     from ..agent import ALL_METHODS, METHODS
@@ -36,7 +39,9 @@ def register(sub) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1")
     p.add_argument("--model", default=None, help="generator model name or directory")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
-    p.add_argument("--max-new-tokens", type=number(int, 1), default=40, help="reply length cap (default 40)")
+    p.add_argument("--max-new-tokens", type=number(int, 1), default=None,
+                   help="cap each reply at N tokens (default: no cap for --generator openai, the paper's setting; "
+                        f"{LOCAL_REPLY_TOKENS} for the local model)")
     p.add_argument("--full-replies", action="store_true",
                    help="local model: no first-line stop or cut (off by default: the 135M model never ends its "
                         "turn; see clean_reply). API models always keep their whole reply")
@@ -59,11 +64,12 @@ def build_generator(args):
     from ..generation import MemoryEchoGenerator, make_generator
 
     if args.generator == "echo":
-        return MemoryEchoGenerator(max_new_tokens=args.max_new_tokens)
+        return MemoryEchoGenerator(max_new_tokens=args.max_new_tokens or LOCAL_REPLY_TOKENS)
     if args.generator == "openai" and not args.base_url:
         raise DataError("--generator openai needs --base-url")
     local = {} if args.generator == "openai" else {"stop_at_line_end": not args.full_replies}
-    return make_generator(args.profile, max_new_tokens=args.max_new_tokens,
+    cap = args.max_new_tokens if args.generator == "openai" else args.max_new_tokens or LOCAL_REPLY_TOKENS
+    return make_generator(args.profile, max_new_tokens=cap,
                           base_url=args.base_url if args.generator == "openai" else None,
                           model=args.model, api_key_env=args.api_key_env, **local)
 

@@ -62,7 +62,7 @@ from .remote import OpenAICompatibleGenerator
 
 def make_generator(
     profile: str = "offline",
-    max_new_tokens: int = 48,
+    max_new_tokens: Optional[int] = None,
     base_url: Optional[str] = None,
     model: Optional[str] = None,
     api_key_env: str = "OPENAI_API_KEY",
@@ -71,6 +71,9 @@ def make_generator(
     """The generator of a profile, or an OpenAI-compatible one when ``base_url`` is given.
 
     The ``paper`` profile's ``openai:gpt-4o-mini`` needs ``base_url`` (e.g. https://api.openai.com/v1).
+    ``max_new_tokens`` caps each reply; None (the default) leaves an API model's replies uncapped, as
+    the paper's code does, and gives a local model the profile's limit (a small local model does not
+    end its turn by itself).
     """
     ref = get_profile(profile).generator.model
     if base_url or ref.startswith("openai:"):
@@ -80,4 +83,5 @@ def make_generator(
         return OpenAICompatibleGenerator(
             base_url, name, api_key_env=api_key_env, max_new_tokens=max_new_tokens, **kwargs
         )
-    return LocalChatGenerator(model or ref, max_new_tokens=max_new_tokens, **kwargs)
+    limit = max_new_tokens or get_profile(profile).generator.max_new_tokens
+    return LocalChatGenerator(model or ref, max_new_tokens=limit, **kwargs)

@@ -16,7 +16,8 @@ class OpenAICompatibleGenerator:
     """Any OpenAI-compatible chat endpoint, through the ``openai`` SDK (``pip install glong-lib[api]``).
 
     The key comes from the environment variable ``api_key_env`` (a placeholder when it is unset, for
-    local servers that need none). Token counts come from the reply's ``usage``; when a server
+    local servers that need none). Replies are uncapped by default, the paper's setting (the reference
+    code sends no ``max_tokens``); ``max_new_tokens=N`` caps them at N tokens. Token counts come from the reply's ``usage``; when a server
     leaves it out they are counted locally with ``tokenizer`` (anything with ``.encode(text)``;
     by default the bundled SmolLM2 tokenizer, an approximation of the server's own).
 
@@ -30,7 +31,7 @@ class OpenAICompatibleGenerator:
     backend = "openai"
 
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 30,
-                 max_new_tokens: int = 48, temperature: float = 0.0, context_window: int = 128_000,
+                 max_new_tokens: Optional[int] = None, temperature: float = 0.0, context_window: int = 128_000,
                  retries: int = 3, backoff_s: float = 1.0, max_backoff_s: float = 30.0, tokenizer=None,
                  cache: bool = True):
         try:
@@ -44,7 +45,7 @@ class OpenAICompatibleGenerator:
         self.name = model
         self.api_key_env = api_key_env
         self.timeout = float(timeout)
-        self.max_new_tokens = int(max_new_tokens)
+        self.max_new_tokens = None if max_new_tokens is None else int(max_new_tokens)
         self.temperature = float(temperature)
         self.context_window = int(context_window)
         self.retries = int(retries)
@@ -61,7 +62,7 @@ class OpenAICompatibleGenerator:
 
     @property
     def max_prompt_tokens(self) -> int:
-        return self.context_window - self.max_new_tokens
+        return self.context_window - (self.max_new_tokens or 0)
 
     @property
     def tokenizer(self):
@@ -102,12 +103,12 @@ class OpenAICompatibleGenerator:
     #: A remote chat model ends its turn itself: its whole reply is kept (see :func:`clean_reply`).
     first_line_only = False
 
-    def _complete(self, messages: Messages, max_tokens: int):
+    def _complete(self, messages: Messages, max_tokens: Optional[int]):
+        cap = {} if max_tokens is None else {"max_tokens": max_tokens}  # None: no cap sent, as in the paper
         for attempt in range(self.retries + 1):
             try:
                 return self.client.chat.completions.create(model=self.model, messages=messages,
-                                                           temperature=self.temperature,
-                                                           max_tokens=max_tokens)
+                                                           temperature=self.temperature, **cap)
             except self._openai.OpenAIError as e:
                 if self._transient(e) and attempt < self.retries:
                     time.sleep(min(self.max_backoff_s, self.backoff_s * 2 ** attempt))
@@ -116,8 +117,9 @@ class OpenAICompatibleGenerator:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
-        """The endpoint's reply; ``max_new_tokens`` overrides the limit for this call."""
-        limit = int(max_new_tokens or self.max_new_tokens)
+        """The endpoint's reply; ``max_new_tokens`` overrides the limit for this call (None: the
+        generator's, which is no cap by default)."""
+        limit = max_new_tokens or self.max_new_tokens
         hit = self.cache.get(messages, limit) if self.cache is not None else None
         if hit is not None:
             return hit
