@@ -51,8 +51,8 @@ class ExtractorSettings:
     max_steps: Optional[int] = None
     learning_rate: float = 2e-4
     batch_size: int = 8
-    max_new_tokens: int = 64    # greedy decoding budget: two triples take ~45 tokens of SmolLM2's tokenizer
-    max_length: int = 256       # longest training example in tokens (the shipped pairs are under 120)
+    max_new_tokens: int = 64    # greedy decoding budget (extraction.TripleExtractor): two triples take ~45 tokens of SmolLM2's
+    max_length: int = 256       # longest training example in tokens (the shipped pairs are under 120; tokenize_example)
     train_data: str = "shipped"  # "personaext": PersonaExt from the real-data folder when it is set
 
 
@@ -62,12 +62,17 @@ class SummarizerSettings:
     encoder-decoder's cross-attention (the paper), ``model`` being ``suite:summarizer`` (trained by
     the suite, ``summarizer.SummarizerConfig``) or a hub checkpoint. ``source="decoder"``: the
     bundled SmolLM2's attention from its summary onto the dialogue
-    (``salience.DEFAULT_DECODER_SOURCE``, chosen by ``benchmarks/bench_salience.py``)."""
+    (``salience.DEFAULT_DECODER_SOURCE``, chosen by ``benchmarks/bench_salience.py``).
+
+    The encoder-decoder's limits (``salience.SalienceScorer``): beams, summary length and input
+    length; capped for CPU by default, the reference code's in the paper profile."""
 
     model: str
     num_beams: int = 4
     max_new_tokens: int = 48
     source: str = "seq2seq"
+    min_new_tokens: int = 5
+    max_input_tokens: int = 512
 
 
 @dataclass(frozen=True)
@@ -165,9 +170,12 @@ PROFILES: dict[str, Profile] = {
     "paper": Profile(
         name="paper", encoder="sentence-transformers/all-MiniLM-L6-v2",
         extractor=ExtractorSettings(base="Qwen/Qwen3-8B", lora_r=32, lora_alpha=32, quantize_4bit=True,
-                                    train_data="personaext",
+                                    train_data="personaext", max_new_tokens=512,  # the reference code's vLLM max_tokens
                                     epochs=10, learning_rate=2e-4, batch_size=16),
-        summarizer=SummarizerSettings(model="chanifrusydi/t5-dialogue-summarization"),
+        # the reference code's T5: input truncated at 1024 tokens, generate(num_beams=4, max_length=150,
+        # min_length=10), lengths that count the decoder's start token: 149 and 9 new tokens
+        summarizer=SummarizerSettings(model="chanifrusydi/t5-dialogue-summarization", num_beams=4,
+                                      max_new_tokens=149, min_new_tokens=9, max_input_tokens=1024),
         generator=GeneratorSettings(model="openai:gpt-4o-mini"),
         notes="the paper: Qwen3-8B + QLoRA (GPU), T5 summarizer, gpt-4o-mini at temperature 0"),
 }

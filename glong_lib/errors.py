@@ -2,7 +2,8 @@
 one-line message (exit status 2); any other exception is a bug and shows its traceback.
 
 * :class:`DataError`: malformed or unsupported input (a file, a record, an option value);
-* :class:`GenerationError`: a generator backend could not produce a reply.
+* :class:`GenerationError`: a generator backend could not produce a reply;
+* :class:`WeightsUnavailable`: a profile names model weights that are not on this machine.
 """
 
 from __future__ import annotations
@@ -32,3 +33,9 @@ class DataError(GLongError, ValueError):
 
 class GenerationError(GLongError, RuntimeError):
     """A generator backend could not produce a reply (HTTP error, timeout, malformed answer)."""
+
+
+class WeightsUnavailable(GLongError, RuntimeError):
+    """A profile's model cannot be loaded here: its weights are neither bundled, nor saved under
+    ``$GLONG_MODELS_DIR``, nor reachable on the hub (or it is an API model with no weights at all).
+    The message says where the weights are needed."""

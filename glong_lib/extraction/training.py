@@ -212,7 +212,8 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
     tok.padding_side = "right"  # training pads on the right; positions then start at 0
 
     def to_dataset(rows):
-        return Dataset.from_list([tokenize_example(tok, p.utterance, format_target(p.triples)) for p in rows])
+        longest = get_profile(profile).extractor.max_length
+        return Dataset.from_list([tokenize_example(tok, p.utterance, format_target(p.triples), longest) for p in rows])
 
     train_ds, dev_ds = to_dataset(train), (to_dataset(dev[:DEV_LOSS_EXAMPLES]) if dev else None)
     steps_per_epoch = -(-len(train_ds) // settings.batch_size)

@@ -15,6 +15,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
+from ..config import get_profile
 from ..errors import DataError
 from ..schema import Triple, Turn
 from ..summarizer import linearise_triples, load_summarizer
@@ -72,7 +73,8 @@ class SalienceScorer:
 
     @torch.no_grad()
     def summarise(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """Beam search as in the reference code (4 beams), with lengths capped for CPU."""
+        """Beam search as in the reference code (4 beams); lengths from the profile (``SummarizerSettings``:
+        capped for CPU by default, the reference code's 10-150 tokens in the paper profile)."""
         return self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
                                    num_beams=self.num_beams, max_new_tokens=self.max_new_tokens,
                                    min_new_tokens=self.min_new_tokens, early_stopping=True, do_sample=False)[0]
@@ -114,6 +116,10 @@ class SalienceScorer:
 
 def load_seq2seq_scorer(profile="offline", **kwargs) -> SalienceScorer:
     """The encoder-decoder scorer of a profile: the suite's small summarizer (trained and cached on
-    first use) for ``offline``, the paper's T5 for hub/paper."""
+    first use) for ``offline``, the paper's T5 for hub/paper; beams and length limits from the
+    profile's ``SummarizerSettings`` unless ``kwargs`` set them."""
+    s = get_profile(profile).summarizer
+    limits = dict(num_beams=s.num_beams, max_new_tokens=s.max_new_tokens, min_new_tokens=s.min_new_tokens,
+                  max_input_tokens=s.max_input_tokens)
     tokenizer, model, name = load_summarizer(profile)
-    return SalienceScorer(tokenizer, model, name=name, **kwargs)
+    return SalienceScorer(tokenizer, model, name=name, **{**limits, **kwargs})
