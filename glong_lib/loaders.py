@@ -24,6 +24,9 @@ Supported formats (``detect_format`` names):
 ``samsum``             SAMSum JSON list ``{id, dialogue, summary}``
 ``dialogsum``          DialogSum JSONL ``{fname, dialogue, summary[, summary1..3], topic}``
 ``locomo``             LoCoMo JSON (``locomo10.json`` layout; its observation sentences: ``load_locomo_observations``)
+``longmemeval``        LongMemEval JSON (``longmemeval_s.json``): one haystack of sessions per question
+``cc``                 Conversation Chronicles JSONL (``test.jsonl``): ``*_session_dialogue`` + time intervals
+``ldagent-msc``        LD-Agent's MSC (``sequential_test.json``): samples of ``{dialog, time_pass}`` sessions
 =====================  ==========================================================================
 """
 
@@ -249,20 +252,24 @@ def load_msc_episodes(path: PathLike) -> list[Conversation]:
     convs = []
     for r, obj in enumerate(data, start=1):
         w = f"record {r}"
-        sessions = []
-        for i, name in enumerate(_ORDINALS, start=1):
-            key = f"{name}_session_dialogue"
-            if key not in obj:
-                break
-            utterances = _need(obj, key, list, path, w)
-            speakers = obj.get(f"{name}_session_speakers") or []
-            turns = [Turn(f"S{i}:{j}", str(speakers[j - 1]) if j - 1 < len(speakers) else f"Speaker {(j - 1) % 2 + 1}",
-                          str(u)) for j, u in enumerate(utterances, start=1)]
-            sessions.append(Session(i, turns, None))
-        spk = sorted({t.speaker for s in sessions for t in s.turns})
-        conv = Conversation(str(obj.get("dataID", f"episode-{r}")), spk, sessions, source="msc-episodes")
+        conv = _episode_sessions(obj, path, w, str(obj.get("dataID", f"episode-{r}")), "msc-episodes")
         convs.append(_check_conversation(conv, path, w))
     return convs
+
+
+def _episode_sessions(obj: Any, path: PathLike, where: str, cid: str, source: str) -> Conversation:
+    """The sessions of an episode keyed ``first_session_dialogue`` ... with ``*_session_speakers``."""
+    sessions = []
+    for i, name in enumerate(_ORDINALS, start=1):
+        key = f"{name}_session_dialogue"
+        if not isinstance(obj, dict) or key not in obj:
+            break
+        utterances = _need(obj, key, list, path, where)
+        speakers = obj.get(f"{name}_session_speakers") or []
+        turns = [Turn(f"S{i}:{j}", str(speakers[j - 1]) if j - 1 < len(speakers) else f"Speaker {(j - 1) % 2 + 1}",
+                      str(u)) for j, u in enumerate(utterances, start=1)]
+        sessions.append(Session(i, turns, None))
+    return Conversation(cid, sorted({t.speaker for s in sessions for t in s.turns}), sessions, source=source)
 
 
 # --------------------------------------------------------------------------- PersonaExt
@@ -505,6 +512,137 @@ def source_turns(unit_id: Optional[str]) -> list[str]:
     return unit_id.split(UNIT_ID_JOIN) if unit_id else []
 
 
+# --------------------------------------------------------------------------- the paper's other data
+
+_LME_DATE = "%Y/%m/%d (%a) %H:%M"
+
+
+def _lme_date(text: Any, path: PathLike, where: str) -> datetime:
+    """A LongMemEval stamp such as ``'2023/05/20 (Sat) 02:21'``."""
+    try:
+        return datetime.strptime(str(text).strip(), _LME_DATE)
+    except ValueError:
+        raise DataError(f"unreadable date '{str(text)[:40]}' (expected like 2023/05/20 (Sat) 02:21)",
+                        path=path, where=where) from None
+
+
+def load_longmemeval(path: PathLike) -> tuple[list[Conversation], list[QA]]:
+    """LongMemEval (``longmemeval_s.json``): a JSON list of instances, each one question with its own
+    haystack: ``haystack_sessions`` (lists of ``{role, content[, has_answer]}`` turns) with
+    ``haystack_session_ids`` and ``haystack_dates``, and ``answer_session_ids``. Each instance becomes
+    a conversation named by its ``question_id`` (turn ids ``S<session>:<turn>``, speakers ``user`` and
+    ``assistant``, gaps from the dates) and a question asked after its last session whose evidence is
+    the turns marked ``has_answer`` (the paper's Recall@k: an evidence turn in the top k).
+    ``QA.category`` is the ``question_type``; ``QA.answer`` the answer; an instance whose turns carry
+    no ``has_answer`` (abstention questions) has no evidence."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DataError("LongMemEval file should be a JSON list of instances", path=path)
+    convs, qas = [], []
+    for r, item in enumerate(data, start=1):
+        w = f"instance {r}"
+        qid = str(_need(item, "question_id", (str, int), path, w))
+        sessions_in = _need(item, "haystack_sessions", list, path, w)
+        ids = _need(item, "haystack_session_ids", list, path, w)
+        dates = _need(item, "haystack_dates", list, path, w)
+        if not len(sessions_in) == len(ids) == len(dates):
+            raise DataError(f"{len(sessions_in)} sessions, {len(ids)} session ids and {len(dates)} dates",
+                            path=path, where=w)
+        sessions, evidence, prev = [], [], None
+        for i, (turns_in, stamp) in enumerate(zip(sessions_in, dates), start=1):
+            sw = f"{w}, session {i}"
+            when = _lme_date(stamp, path, sw)
+            turns = []
+            for j, t in enumerate(turns_in if isinstance(turns_in, list) else [None], start=1):
+                tw = f"{sw}, turn {j}"
+                turns.append(Turn(f"S{i}:{j}", _need(t, "role", str, path, tw), _need(t, "content", str, path, tw)))
+                if t.get("has_answer") is True:
+                    evidence.append(turns[-1].id)
+            gap = (when - prev).total_seconds() if prev else None
+            sessions.append(Session(i, turns, gap, when.isoformat()))
+            prev = when
+        conv = Conversation(qid, ["user", "assistant"], sessions, source="longmemeval")
+        convs.append(_check_conversation(conv, path, w))
+        qas.append(QA(qid, _need(item, "question", str, path, w), str(item.get("answer", "")), evidence,
+                      str(item.get("question_type", "")), id=qid))
+    return convs, qas
+
+
+#: Seconds per unit of a spoken interval ("A few hours after"), and how many "a few" / "a couple of" mean.
+_INTERVAL_UNITS = {"minute": 60, "hour": 3600, "day": 86400, "week": 604800, "month": 2592000, "year": 31536000}
+_INTERVAL_COUNTS = {"a": 1, "an": 1, "one": 1, "a couple of": 2, "two": 2, "a few": 3, "three": 3, "several": 4}
+
+
+def parse_interval(text: str) -> Optional[float]:
+    """Seconds in a Conversation Chronicles interval such as ``"A few hours after"`` ("a few" = 3,
+    "a couple of" = 2); None when the text names no unit (``"Start"``) or no count we read.
+
+    >>> parse_interval("A few hours after"), parse_interval("A couple of years after"), parse_interval("Start")
+    (10800.0, 63072000.0, None)
+    >>> parse_interval("2 weeks later")
+    1209600.0
+    """
+    m = re.search(r"(\d+|a couple of|a few|several|an?|one|two|three)\s+(minute|hour|day|week|month|year)s?",
+                  text.lower())
+    if not m:
+        return None
+    count = float(m.group(1)) if m.group(1).isdigit() else _INTERVAL_COUNTS[m.group(1)]
+    return float(count * _INTERVAL_UNITS[m.group(2)])
+
+
+def load_conversation_chronicles(path: PathLike) -> list[Conversation]:
+    """Conversation Chronicles as released (``test.jsonl``: one episode a line): ``dataID``,
+    ``relationship``, ``time_interval`` (one phrase per session, the first ``"Start"``), ``summary``,
+    and ``first_session_dialogue`` / ``first_session_speakers`` ... ``fifth_...``. Gaps come from the
+    intervals (:func:`parse_interval`; unknown ones fall back to the default gap); the relationship is
+    the conversation's title."""
+    convs = []
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        intervals = obj.get("time_interval") or []
+        if not isinstance(intervals, list):
+            raise DataError(f"'time_interval' should be list, got {type(intervals).__name__}", path=path, where=w)
+        conv = _episode_sessions(obj, path, w, str(_need(obj, "dataID", (str, int), path, w)), "cc")
+        for s in conv.sessions:
+            if s.index > 1 and s.index - 1 < len(intervals):
+                s.seconds_since_previous = parse_interval(str(intervals[s.index - 1]))
+        conv.title = str(obj.get("relationship", ""))
+        convs.append(_check_conversation(conv, path, w))
+    return convs
+
+
+def load_ldagent_msc(path: PathLike) -> list[Conversation]:
+    """LD-Agent's MSC test file (``sequential_test.json``, the paper's 500 MSC dialogues): a JSON list
+    of samples, each a list of sessions ``{dialog: [{SPEAKER_1, SPEAKER_2}, ...], time_pass}``; each
+    dialog entry is a SPEAKER_1 turn answered by SPEAKER_2, and ``time_pass`` is the seconds that pass
+    after the session (so it is the next session's gap). Samples are named ``ldagent-<n>``."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DataError("LD-Agent's MSC file should be a JSON list of samples", path=path)
+    convs = []
+    for r, sample in enumerate(data, start=1):
+        w = f"sample {r}"
+        if not isinstance(sample, list):
+            raise DataError(f"a sample should be a list of sessions, got {type(sample).__name__}", path=path, where=w)
+        sessions, gap = [], None
+        for i, s in enumerate(sample, start=1):
+            sw = f"{w}, session {i}"
+            turns = []
+            for j, pair in enumerate(_need(s, "dialog", list, path, sw), start=1):
+                for speaker in ("SPEAKER_1", "SPEAKER_2"):
+                    text = pair.get(speaker) if isinstance(pair, dict) else None
+                    if text is not None and not isinstance(text, str):
+                        raise DataError(f"'{speaker}' should be str", path=path, where=f"{sw}, entry {j}")
+                    if text:
+                        turns.append(Turn(f"S{i}:{len(turns) + 1}", speaker, text))
+            sessions.append(Session(i, turns, gap))
+            passed = s.get("time_pass")
+            gap = float(passed) if isinstance(passed, (int, float)) and not isinstance(passed, bool) else None
+        convs.append(_check_conversation(Conversation(f"ldagent-{r}", ["SPEAKER_1", "SPEAKER_2"], sessions,
+                                                      source="ldagent-msc"), path, w))
+    return convs
+
+
 # --------------------------------------------------------------------------- format detection
 
 def _first_record(path: Path) -> Any:
@@ -530,6 +668,8 @@ def detect_format(path: PathLike) -> str:
     if p.suffix == ".txt" and p.parent.name.startswith("session_"):
         return "msc-parlai"
     rec = _first_record(p)
+    if isinstance(rec, list) and rec and isinstance(rec[0], dict) and "dialog" in rec[0] and "time_pass" in rec[0]:
+        return "ldagent-msc"  # a list of samples, each a list of sessions
     if not isinstance(rec, dict):
         raise DataError("unrecognised format (first record is not a JSON object)", path=p)
     keys = set(rec)
@@ -543,7 +683,9 @@ def detect_format(path: PathLike) -> str:
     if {"conversation", "qa"} <= keys:
         return "locomo"
     if "first_session_dialogue" in keys:
-        return "msc-episodes"
+        return "cc" if {"relationship", "time_interval"} <= keys else "msc-episodes"
+    if {"question_id", "haystack_sessions"} <= keys:
+        return "longmemeval"
     if {"id", "sessions"} <= keys:
         return "msc-jsonl"
     if "dialog" in keys:
@@ -567,4 +709,7 @@ CONVERSATION_LOADERS: dict[str, Callable] = {
     "msc-parlai": load_msc_parlai,
     "msc-episodes": load_msc_episodes,
     "locomo": load_locomo,
+    "longmemeval": load_longmemeval,
+    "cc": load_conversation_chronicles,
+    "ldagent-msc": load_ldagent_msc,
 }

@@ -34,6 +34,8 @@ def register(sub) -> None:
     e = sub.add_parser("eval-retrieval", help="evidence Hit@k, Recall@k and MRR@20 of G-Long and the baselines")
     src = e.add_mutually_exclusive_group(required=True)
     src.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json layout)")
+    src.add_argument("--longmemeval", type=Path, help="a LongMemEval JSON file (longmemeval_s.json layout; "
+                                                      "the paper's settings; --conversations N: the first N questions)")
     src.add_argument("--probes", nargs="?", const=SHIPPED,
                      help="retrieval probes JSONL (default: the shipped data/probes.jsonl)")
     e.add_argument("--conversations-dir", type=Path, default=None,
@@ -174,7 +176,16 @@ def run_eval(args) -> int:
         from ..models import load_encoder
 
         encoder = load_encoder(args.profile)
-    if args.locomo:
+    if args.longmemeval:
+        from ..evaluation.longmemeval import evaluate_longmemeval
+
+        extractor = _extractor_or_none(args) if any(m in GRAPH_METHODS for m in methods) else None
+        methods = [m for m in methods if extractor is not None or m not in GRAPH_METHODS]
+        if not methods:
+            raise DataError("no method left to evaluate (graph methods need the extractor)")
+        result = evaluate_longmemeval(args.longmemeval, encoder, methods, ks, questions=args.conversations,
+                                      extractor=extractor, glong_params=params, checkpoint=checkpoint)
+    elif args.locomo:
         extractor = _extractor_or_none(args) if any(m in GRAPH_METHODS for m in methods) else None
         if extractor is None:
             methods = [m for m in methods if m not in GRAPH_METHODS]

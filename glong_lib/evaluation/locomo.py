@@ -114,9 +114,19 @@ def evaluate_variants(path, encoder, variants: dict[str, tuple[str, dict]], ks: 
     triples are cached per conversation; ``keep_unextracted`` stores units it found nothing in
     whole (``with_unextracted``). Questions are asked after the last session."""
     dialogues, units, inside, excluded = locomo_units(path, memory_from, conversations, max_turns)
+    return evaluate_on_units(dialogues, units, inside, excluded, encoder, variants, ks, extractor, extractor_name,
+                             progress, checkpoint, keep_unextracted)
+
+
+def evaluate_on_units(dialogues: Sequence[Conversation], units: Sequence[Conversation], inside: Sequence[QA],
+                      excluded: dict, encoder, variants: dict[str, tuple[str, dict]], ks: Sequence[int],
+                      extractor=None, extractor_name: Optional[str] = None, progress: bool = True,
+                      checkpoint: Optional[Checkpoint] = None, keep_unextracted: bool = False) -> EvidenceEvaluation:
+    """The run behind :func:`evaluate_variants` on data already loaded (LoCoMo, LongMemEval): triples
+    extracted per unit conversation (cached), then every variant on the same questions."""
     needs_graph = any(method in GRAPH_METHODS for method, _ in variants.values())
     if extractor is None and needs_graph:
-        raise DataError("graph methods on LoCoMo need an extractor (LoCoMo has no gold triples)")
+        raise DataError("graph methods need an extractor (this data has no gold triples)")
     triples = {c.id: extracted_triples(c, extractor, extractor_name) for c in units} if needs_graph else {}
     if keep_unextracted:
         triples = {c.id: with_unextracted(c, triples[c.id]) for c in units if c.id in triples}
