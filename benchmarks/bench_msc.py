@@ -47,7 +47,7 @@ PAPER_REDUCTION = 0.630  # 1 - 10,380 / 28,058 (Table 6, MSC)
 RANKED = "G-Long, ranked memory lines"
 DIALOGUE = "G-Long, context never reset"
 
-#: The scores each pair is compared on: nlg-eval's (the paper's scale), then the smoothed ones.
+#: The scores each pair is compared on: the paper's scale (tokenised nlg-eval), then the smoothed ones.
 PAIR_METRICS = (("nlg_b2", "B-2"), ("nlg_rougeL", "R-L"), ("b2", "B-2 sm."), ("rougeL", "R-L sm."))
 
 #: (method, baseline, what the pair measures): each gets a paired-bootstrap line.
@@ -206,7 +206,8 @@ def main(argv=None) -> int:
     turns = args.turns_per_session or None
     settings = {"data": str(path), "conversations": [c.id for c in convs], "turns": turns, "mode": mode,
                 "salience": not args.no_salience, "max_new_tokens": args.max_new_tokens,
-                "full_replies": args.full_replies, "tokens_only": args.tokens_only}
+                "full_replies": args.full_replies, "tokens_only": args.tokens_only,
+                "reply_scale": "nlg_*: LD-Agent preprocessing + nlg-eval"}  # refuses checkpoints of the old scale
 
     def checkpoint(suffix: str = ""):  # resumes when the file is there
         path = args.checkpoint.with_name(args.checkpoint.name + suffix) if args.checkpoint else None
@@ -224,14 +225,19 @@ def main(argv=None) -> int:
                             "tokens_only": args.tokens_only, "seconds": total})
 
     if not args.tokens_only:
-        print("Table 1 layout (x100), the paper's nlg-eval scale")
+        print("Table 1 layout (x100), the paper's scale (LD-Agent's lower-casing and NLTK tokens, then nlg-eval)")
         print_rows(result.table1())
+        print("Table 1 layout (x100), nlg-eval on raw whitespace-split text (the suite's earlier scale)")
+        print_rows(result.table1(scale="whitespace"))
         print("Table 1 layout (x100), smoothed sentence BLEU and rouge_score ROUGE-L")
         print_rows(result.table1(scale="smoothed"))
         print("Averages (x100, B-1..B-4, ROUGE-L)")
         print_rows([{k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()} for r in result.summary()])
     print("Table 6 layout (prompt tokens per conversation; $ per 1K conversations at gpt-4o-mini prices)")
     print_rows(result.tokens())
+    if turns is None and {"G-Long", "Long context"} <= set(result.methods):
+        print("Prompt-token saving of G-Long against long context, counted two ways from this run")
+        print_rows(result.token_saving("G-Long", "Long context"))
 
     report = {"pairs": pair_report(result), "health": reply_health(result)} if not args.tokens_only else {}
     if {"G-Long", "Long context"} <= set(result.methods):
