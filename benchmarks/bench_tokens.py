@@ -1,0 +1,132 @@
+"""The paper's Table 6 saving measured where Table 6 counts it: G-Long's prompt tokens against long
+context's over every turn of every scored session, beside the first two user turns of each session
+(where the current-session context is nearly empty and the saving is largest), each labelled, with
+the cost per 1K conversations from the same counts. Tokens only: no reply is generated (a prompt never
+depends on generated replies, the gold reply enters the context), so it is cheap and exact.
+
+    python benchmarks/bench_tokens.py                                   # the 8 samples (gold triples)
+    GLONG_REAL_DATA=../shared/data python benchmarks/bench_tokens.py --real --conversations 20
+    python benchmarks/bench_tokens.py --render                          # the README block, from the JSON
+    python benchmarks/bench_tokens.py --write-readme                    # ... written between its markers
+
+Each run replaces its own entry (``samples`` or the MSC file's name) in ``data/results/bench_tokens.json``
+(aggregate counts only). On real MSC the triples come from the offline extractor trained
+``--extractor-steps`` steps (default 80: the full 400-step adapter takes 18 minutes on 2 cores; the
+memory lines are a small share of G-Long's prompt, reported as "memory tok./reply").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from glong_lib.notebook_runner import REPO_ROOT as REPO
+
+RESULT = REPO / "data" / "results" / "bench_tokens.json"
+README = REPO / "README.md"
+START, END = "<!-- bench_tokens:start -->", "<!-- bench_tokens:end -->"
+METHOD, BASELINE = "G-Long", "Long context"
+FIRST = 2
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--real", action="store_true", help="real MSC ($GLONG_REAL_DATA/msc/msc4_valid.jsonl)")
+    p.add_argument("--conversations", type=int, default=None, help="conversations drawn with --seed (default all)")
+    p.add_argument("--extractor-steps", type=int, default=80, help="training steps of the extractor (real data)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--json", type=Path, default=RESULT)
+    p.add_argument("--render", action="store_true", help="print the README block from --json and stop")
+    p.add_argument("--write-readme", action="store_true", help="write the README block from --json and stop")
+    return p.parse_args(argv)
+
+
+def measure(args) -> tuple[str, dict]:
+    """One tokens-only run of long context and G-Long; returns (entry name, aggregate counts)."""
+    from glong_lib.agent import TripleSource, make_agents
+    from glong_lib.config import with_overrides
+    from glong_lib.evaluation.msc import run_msc_evaluation, sample_conversations
+    from glong_lib.generation import LocalChatGenerator, MemoryEchoGenerator
+    from glong_lib.loaders import load_conversations
+    from glong_lib.models import seed_everything
+
+    seed_everything(args.seed)
+    if args.real:
+        real = os.environ.get("GLONG_REAL_DATA")
+        if not real:
+            raise SystemExit("--real needs GLONG_REAL_DATA")
+        path, name = Path(real) / "msc" / "msc4_valid.jsonl", "msc4_valid"
+    else:
+        path, name = REPO / "data" / "conversations", "samples"
+    convs = sample_conversations(load_conversations(path), args.conversations, seed=args.seed)
+    mode = "gold" if all(any(t.triples for t in c.turns()) for c in convs) else "model"
+    profile = with_overrides("offline", extractor__max_steps=args.extractor_steps) if mode == "model" else "offline"
+    local = LocalChatGenerator()
+    counter = MemoryEchoGenerator(tokenizer=local.tokenizer, context_window=local.context_window,
+                                  max_new_tokens=local.max_new_tokens)
+    agents = make_agents(counter, ["long-context", "glong"], source=TripleSource(mode, profile=profile))
+    start = time.perf_counter()
+    result = run_msc_evaluation(agents, convs, turns_per_session=None)
+    glong = [r for r in result.records if r["method"] == METHOD]
+    memory_tokens = sum(len(local.tokenizer.encode("\n".join(r["memories"]))) for r in glong) / max(1, len(glong))
+    entry = {"data": path.name, "conversations": len(convs), "sessions scored": sorted({r["session"] for r in glong}),
+             "triples": mode if mode == "gold" else f"offline extractor, {args.extractor_steps} training steps",
+             "salience": "offline decoder-only source", "tokenizer": local.name,
+             "saving": result.token_saving(METHOD, BASELINE, first=FIRST),
+             "memory tok./reply": round(memory_tokens, 1), "seconds": round(time.perf_counter() - start)}
+    return name, entry
+
+
+def render(results: dict) -> str:
+    """The README block: one row per (data, way of counting), G-Long beside long context."""
+    head = ["data", "counted over", "replies", "G-Long prompt tok./reply", "long context prompt tok./reply",
+            "saving", "G-Long main tok./conv.", "long context main tok./conv.", "G-Long $ / 1K conv.",
+            "long context $ / 1K conv.", "memory tok./reply"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    notes = []
+    for name, e in results["runs"].items():
+        for row in e["saving"]:
+            cells = [f"{name} ({e['conversations']} conv.)", row["counted over"], row["replies"],
+                     row[f"{METHOD} tokens / reply"], row[f"{BASELINE} tokens / reply"],
+                     f"**{100 * row['saving']:.1f}%**", row[f"{METHOD} main / conv."], row[f"{BASELINE} main / conv."],
+                     row[f"{METHOD} $ / 1K conv."], row[f"{BASELINE} $ / 1K conv."], e["memory tok./reply"]]
+            lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+        notes.append(f"{name}: sessions {', '.join(map(str, e['sessions scored']))} scored, triples: {e['triples']}, "
+                     f"{e['seconds']} s")
+    return "\n".join(lines) + "\n\n" + "; ".join(notes) + "."
+
+
+def write_readme(block: str, readme: Path = README) -> None:
+    """Replace the text between the README's bench_tokens markers by ``block``."""
+    text = readme.read_text(encoding="utf-8")
+    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"README has no {START} ... {END} block")
+    readme.write_text(pattern.sub(lambda _: f"{START}\n{block}\n{END}", text), encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    results = json.loads(args.json.read_text()) if args.json.exists() else {"runs": {}}
+    if args.render or args.write_readme:
+        block = render(results)
+        print(block)
+        if args.write_readme:
+            write_readme(block)
+        return 0
+    name, entry = measure(args)
+    results["runs"][name] = entry
+    results["runs"] = dict(sorted(results["runs"].items(), key=lambda kv: kv[0] != "samples"))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(render({"runs": {name: entry}}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
