@@ -305,3 +305,21 @@ def test_table1_scales_and_paired_comparison():
     assert cmp["conversations"] == 2 and cmp["replies"] == len(res.records) // 2
     assert c["ci low"] <= c["diff mean"] <= c["ci high"] and c["diff mean"] > 0
     assert c["paper difference"] == paper_difference("nlg_rougeL") == 1.09
+
+
+def test_token_saving_counted_over_every_turn_and_over_the_first_turns():
+    """Table 6's saving from one run, two ways: long context's prompt grows through a session (20, 40, 60
+    tokens) while G-Long's stays at 10, so over every turn 1 - 30/120 = 0.75 and over the first two
+    1 - 20/60 = 0.6667; cost per 1K conversations from the same counts (main tokens x $0.15/M x 1,000)."""
+    from glong_lib.evaluation.msc import MSCResults
+
+    rows = [{"method": m, "conversation": "c", "session": 2, "turn_id": f"t{i}", "prompt_tokens": tok,
+             "completion_tokens": 1} for m, toks in (("G-Long", (10, 10, 10)), ("Long context", (20, 40, 60)))
+            for i, tok in enumerate(toks)]
+    every, first = MSCResults(rows, ["G-Long", "Long context"], {}, {}).token_saving("G-Long", "Long context", first=2)
+    assert (every["counted over"], every["replies"], every["saving"]) == ("every turn of every scored session", 3, 0.75)
+    assert (first["counted over"], first["replies"], first["saving"]) == ("first 2 user turns of each session", 2, 0.6667)
+    assert every["Long context main / conv."] == 120 and every["Long context $ / 1K conv."] == 0.018
+    assert first["G-Long tokens / reply"] == 10 and first["Long context tokens / reply"] == 30
+    with pytest.raises(DataError):
+        MSCResults(rows, ["G-Long"], {}, {}).token_saving("G-Long", "Dense RAG")
