@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from glong_lib.agent import ALL_METHODS, GLongAgent, TripleSource, make_agents
-from glong_lib.config import get_profile
+from glong_lib.config import get_profile, with_overrides
 from glong_lib.evaluation.msc import TIE, MSCResults, run_msc_evaluation, sample_conversations
 from glong_lib.generation import LocalChatGenerator, MemoryEchoGenerator
 from glong_lib.io import Checkpoint
@@ -88,6 +88,8 @@ def parse_args(argv=None):
     p.add_argument("--no-salience", action="store_true", help="weights 1.0 (skips the summarizer)")
     p.add_argument("--tokens-only", action="store_true", help="count prompt tokens exactly, generate nothing")
     p.add_argument("--smoke", action="store_true", help="smoke artifacts (extractor/summarizer trained a few steps)")
+    p.add_argument("--extractor-steps", type=int, default=None,
+                   help="train the extractor this many steps instead of the profile's 400 (a quicker, weaker adapter)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--json", type=Path, default=None, help="write all results (every reply) here")
     return p.parse_args(argv)
@@ -190,6 +192,8 @@ def main(argv=None) -> int:
     generator = MemoryEchoGenerator(tokenizer=local.tokenizer, context_window=local.context_window,
                                     max_new_tokens=args.max_new_tokens) if args.tokens_only else local
     profile = get_profile("offline").smoke() if args.smoke else get_profile("offline")
+    if args.extractor_steps:
+        profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
     source = TripleSource(mode, score=not args.no_salience, profile=profile)
     agents = make_agents(generator, args.methods, source=source)
     variants = not args.no_variants and "glong" in args.methods
@@ -205,6 +209,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     turns = args.turns_per_session or None
     settings = {"data": str(path), "conversations": [c.id for c in convs], "turns": turns, "mode": mode,
+                "extractor_steps": profile.extractor.max_steps,
                 "salience": not args.no_salience, "max_new_tokens": args.max_new_tokens,
                 "full_replies": args.full_replies, "tokens_only": args.tokens_only,
                 "reply_scale": "nlg_*: LD-Agent preprocessing + nlg-eval"}  # refuses checkpoints of the old scale
