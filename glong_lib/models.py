@@ -83,8 +83,10 @@ def weights_needed(ref: str) -> str:
     """Where the weights of ``ref`` are needed, in one sentence (the message of
     :class:`~glong_lib.errors.WeightsUnavailable`).
 
-    >>> print(weights_needed("openai:gpt-4o-mini"))
-    openai:gpt-4o-mini is served by an OpenAI-compatible API and has no local weights: generate with make_generator(profile, base_url=...) (glong eval-msc --generator openai --base-url ...), the key in $OPENAI_API_KEY
+    >>> print(weights_needed("openai:gpt-4o-mini")[:73])
+    openai:gpt-4o-mini is served by an OpenAI-compatible API and has no local
+    >>> "$GLONG_MODELS_DIR/Qwen/Qwen3-8B" in weights_needed("Qwen/Qwen3-8B")
+    True
     """
     if ref.startswith("openai:"):
         return (f"{ref} is served by an OpenAI-compatible API and has no local weights: generate with "

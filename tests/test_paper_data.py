@@ -20,7 +20,8 @@ def _turn(role, content, answer=False):
 
 def write_longmemeval(path):
     """Two instances: one whose evidence is the user's turn about a cat, one abstention (no turn marked)."""
-    haystack = [[_turn("user", "I just moved to Denver for a new job."), _turn("assistant", "Congratulations on the move!")],
+    haystack = [[_turn("user", "I just moved to Denver for a new job."),
+                 _turn("assistant", "Congratulations on the move!")],
                 [_turn("user", "Can you suggest a name for my new cat?", answer=True),
                  _turn("assistant", "How about Miso?")],
                 [_turn("user", "What is a good pasta recipe?"), _turn("assistant", "Try a simple carbonara.")]]
@@ -28,9 +29,11 @@ def write_longmemeval(path):
               "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/22 (Mon) 10:00", "2023/06/01 (Thu) 18:30"],
               "haystack_sessions": haystack}
     data = [{"question_id": "q1", "question_type": "single-session-user", "question": "What name for my new cat?",
-             "answer": "a cat", "question_date": "2023/06/02 (Fri) 09:00", "answer_session_ids": ["answer_1"], **common},
+             "answer": "a cat", "question_date": "2023/06/02 (Fri) 09:00", "answer_session_ids": ["answer_1"],
+             **common},
             {"question_id": "q2_abs", "question_type": "single-session-user", "question": "What is my dog's name?",
-             "answer": "You did not mention a dog.", "question_date": "2023/06/02 (Fri) 09:00", "answer_session_ids": [],
+             "answer": "You did not mention a dog.", "question_date": "2023/06/02 (Fri) 09:00",
+             "answer_session_ids": [],
              **{**common, "haystack_sessions": [[{k: v for k, v in t.items() if k != "has_answer"} for t in s]
                                                 for s in haystack]}}]
     path.write_text(json.dumps(data))
@@ -50,8 +53,10 @@ def write_cc(path):
 
 
 def write_ldagent(path):
-    session = lambda i, gap: {"dialog": [{"SPEAKER_1": f"How was week {i}?", "SPEAKER_2": f"Week {i} was fine."},  # noqa: E731
-                                         {"SPEAKER_1": "Any news?", "SPEAKER_2": "I adopted a cat."}], "time_pass": gap}
+    def session(i, gap):
+        return {"dialog": [{"SPEAKER_1": f"How was week {i}?", "SPEAKER_2": f"Week {i} was fine."},
+                           {"SPEAKER_1": "Any news?", "SPEAKER_2": "I adopted a cat."}], "time_pass": gap}
+
     path.write_text(json.dumps([[session(1, 3600), session(2, 86400), session(3, 0)],
                                 [session(1, 7200), session(2, 7200)]]))
     return path

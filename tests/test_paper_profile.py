@@ -95,7 +95,8 @@ def test_the_scorer_reads_its_limits_from_the_profile(monkeypatch):
 
     monkeypatch.setattr(encoder_decoder, "load_summarizer", lambda profile: (_FastTokenizer(), _Model(), "t5"))
     scorer = encoder_decoder.load_seq2seq_scorer("paper")
-    assert (scorer.max_input_tokens, scorer.num_beams, scorer.max_new_tokens, scorer.min_new_tokens) == (1024, 4, 149, 9)
+    limits = (scorer.max_input_tokens, scorer.num_beams, scorer.max_new_tokens, scorer.min_new_tokens)
+    assert limits == (1024, 4, 149, 9)
     assert encoder_decoder.load_seq2seq_scorer("paper", max_new_tokens=20).max_new_tokens == 20
 
 
@@ -115,7 +116,8 @@ def test_missing_weights_are_named_not_crashed_on(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(WeightsUnavailable, match="no local weights.*base_url"):
         load_causal_lm(get_profile("paper").generator.model)
-    with pytest.raises(WeightsUnavailable, match=f"GLONG_MODELS_DIR/sentence-transformers/all-MiniLM-L6-v2.*{tmp_path}"):
+    where = f"GLONG_MODELS_DIR/sentence-transformers/all-MiniLM-L6-v2.*{tmp_path}"
+    with pytest.raises(WeightsUnavailable, match=where):
         load_encoder("paper")
 
 

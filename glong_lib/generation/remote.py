@@ -17,7 +17,8 @@ class OpenAICompatibleGenerator:
 
     The key comes from the environment variable ``api_key_env`` (a placeholder when it is unset, for
     local servers that need none). Replies are uncapped by default, the paper's setting (the reference
-    code sends no ``max_tokens``); ``max_new_tokens=N`` caps them at N tokens. Token counts come from the reply's ``usage``; when a server
+    code sends no ``max_tokens``); ``max_new_tokens=N`` caps them at N tokens. Token counts come from
+    the reply's ``usage``; when a server
     leaves it out they are counted locally with ``tokenizer`` (anything with ``.encode(text)``;
     by default the bundled SmolLM2 tokenizer, an approximation of the server's own).
 
