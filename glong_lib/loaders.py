@@ -555,12 +555,15 @@ def load_longmemeval(path: PathLike) -> tuple[list[Conversation], list[QA]]:
             turns = []
             for j, t in enumerate(turns_in if isinstance(turns_in, list) else [None], start=1):
                 tw = f"{sw}, turn {j}"
-                turns.append(Turn(f"S{i}:{j}", _need(t, "role", str, path, tw), _need(t, "content", str, path, tw)))
+                role, content = _need(t, "role", str, path, tw), _need(t, "content", str, path, tw)
+                if not content.strip():
+                    continue  # an empty message (the haystacks have a few): nothing to remember or retrieve
+                turns.append(Turn(f"S{i}:{j}", role, content))
                 if t.get("has_answer") is True:
                     evidence.append(turns[-1].id)
-            gap = (when - prev).total_seconds() if prev else None
-            sessions.append(Session(i, turns, gap, when.isoformat()))
-            prev = when
+            if turns:  # a session of empty messages only is dropped; ids keep their positions
+                sessions.append(Session(i, turns, (when - prev).total_seconds() if prev else None, when.isoformat()))
+                prev = when
         conv = Conversation(qid, ["user", "assistant"], sessions, source="longmemeval")
         convs.append(_check_conversation(conv, path, w))
         qas.append(QA(qid, _need(item, "question", str, path, w), str(item.get("answer", "")), evidence,

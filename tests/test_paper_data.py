@@ -20,7 +20,7 @@ def _turn(role, content, answer=False):
 
 def write_longmemeval(path):
     """Two instances: one whose evidence is the user's turn about a cat, one abstention (no turn marked)."""
-    haystack = [[_turn("user", "I just moved to Denver for a new job."),
+    haystack = [[_turn("user", "I just moved to Denver for a new job."), _turn("assistant", ""),
                  _turn("assistant", "Congratulations on the move!")],
                 [_turn("user", "Can you suggest a name for my new cat?", answer=True),
                  _turn("assistant", "How about Miso?")],
@@ -73,7 +73,7 @@ def test_longmemeval_haystacks_and_evidence(tmp_path):
     assert [c.id for c in convs] == ["q1", "q2_abs"] and [q.conversation for q in qas] == ["q1", "q2_abs"]
     assert qas[0].evidence == ["S2:1"] and qas[1].evidence == [] and qas[0].category == "single-session-user"
     s = convs[0].sessions
-    assert [t.speaker for t in s[0].turns] == ["user", "assistant"]
+    assert [(t.id, t.speaker) for t in s[0].turns] == [("S1:1", "user"), ("S1:3", "assistant")]  # empty message skipped
     assert s[1].seconds_since_previous == 2 * 86400 + (10 * 60 - 141) * 60  # 05/20 02:21 -> 05/22 10:00
     assert s[0].date == "2023-05-20T02:21:00"
 
