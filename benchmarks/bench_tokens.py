@@ -5,14 +5,15 @@ the cost per 1K conversations from the same counts. Tokens only: no reply is gen
 depends on generated replies, the gold reply enters the context), so it is cheap and exact.
 
     python benchmarks/bench_tokens.py                                   # the 8 samples (gold triples)
-    GLONG_REAL_DATA=../shared/data python benchmarks/bench_tokens.py --real --conversations 20
+    GLONG_REAL_DATA=../shared/data python benchmarks/bench_tokens.py --real --conversations 20 --no-triples
     python benchmarks/bench_tokens.py --render                          # the README block, from the JSON
     python benchmarks/bench_tokens.py --write-readme                    # ... written between its markers
 
 Each run replaces its own entry (``samples`` or the MSC file's name) in ``data/results/bench_tokens.json``
 (aggregate counts only). On real MSC the triples come from the offline extractor trained
 ``--extractor-steps`` steps (default 80: the full 400-step adapter takes 18 minutes on 2 cores; the
-memory lines are a small share of G-Long's prompt, reported as "memory tok./reply").
+memory lines are a small share of G-Long's prompt, reported as "memory tok./reply"), or, with
+``--no-triples``, G-Long's memory stays empty: the upper bound of its saving, with no model run.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def parse_args(argv=None):
     p.add_argument("--real", action="store_true", help="real MSC ($GLONG_REAL_DATA/msc/msc4_valid.jsonl)")
     p.add_argument("--conversations", type=int, default=None, help="conversations drawn with --seed (default all)")
     p.add_argument("--extractor-steps", type=int, default=80, help="training steps of the extractor (real data)")
+    p.add_argument("--no-triples", action="store_true",
+                   help="G-Long with an empty memory (no extractor run): an upper bound on its saving")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--json", type=Path, default=RESULT)
     p.add_argument("--render", action="store_true", help="print the README block from --json and stop")
@@ -64,7 +67,7 @@ def measure(args) -> tuple[str, dict]:
     else:
         path, name = REPO / "data" / "conversations", "samples"
     convs = sample_conversations(load_conversations(path), args.conversations, seed=args.seed)
-    mode = "gold" if all(any(t.triples for t in c.turns()) for c in convs) else "model"
+    mode = "gold" if args.no_triples or all(any(t.triples for t in c.turns()) for c in convs) else "model"
     profile = with_overrides("offline", extractor__max_steps=args.extractor_steps) if mode == "model" else "offline"
     local = LocalChatGenerator()
     counter = MemoryEchoGenerator(tokenizer=local.tokenizer, context_window=local.context_window,
@@ -75,7 +78,8 @@ def measure(args) -> tuple[str, dict]:
     glong = [r for r in result.records if r["method"] == METHOD]
     memory_tokens = sum(len(local.tokenizer.encode("\n".join(r["memories"]))) for r in glong) / max(1, len(glong))
     entry = {"data": path.name, "conversations": len(convs), "sessions scored": sorted({r["session"] for r in glong}),
-             "triples": mode if mode == "gold" else f"offline extractor, {args.extractor_steps} training steps",
+             "triples": ("none: G-Long's memory left empty, an upper bound on its saving" if args.no_triples
+                         else mode if mode == "gold" else f"offline extractor, {args.extractor_steps} training steps"),
              "salience": "offline decoder-only source", "tokenizer": local.name,
              "saving": result.token_saving(METHOD, BASELINE, first=FIRST),
              "memory tok./reply": round(memory_tokens, 1), "seconds": round(time.perf_counter() - start)}
