@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run smoke test bench mutation clean
+.PHONY: setup run smoke test test-hub lint bench mutation clean
 
 setup: $(VENV)/.installed
 
@@ -30,6 +30,13 @@ smoke: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+# notebooks 02 and 04 under the hub profile, from locally saved stand-ins of the hub models
+test-hub: setup
+	GLONG_HUB_NOTEBOOKS=1 $(BIN)/python -m pytest tests/test_notebooks.py -k hub_code_path
+
+lint: setup
+	$(BIN)/python -m ruff check glong_lib tests benchmarks conftest.py
 
 bench: setup
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done

@@ -12,7 +12,7 @@ from .common import add_profile_option, checkpoint_from, number, print_table
 
 
 def register(sub) -> None:
-    from ..agent import ALL_METHODS, METHODS
+    from ..config import ALL_AGENT_METHODS as ALL_METHODS, AGENT_METHODS as METHODS  # no torch at --help
 
     p = sub.add_parser("eval-msc", help="response generation over sessions: BLEU/ROUGE-L, prompt tokens, cost")
     p.add_argument("--msc", type=Path, default=None,

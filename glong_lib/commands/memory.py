@@ -30,7 +30,7 @@ def register(sub) -> None:
     b.add_argument("--json", action="store_true", help="print the statistics as JSON")
     b.add_argument("--force", action="store_true",
                    help="replace a non-empty memory in --out even when the new one is empty")
-    add_profile_option(b, smoke=True)
+    add_profile_option(b, smoke=True, salience=True)
     b.set_defaults(func=run_build)
 
     m = sub.add_parser("memory", help="print the statistics of a saved graph memory")

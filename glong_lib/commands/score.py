@@ -22,7 +22,7 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, required=True, help="the JSONL file to write (same rows, triples weighted)")
     p.add_argument("--scope", choices=("session", "dialogue"), default="session",
                    help="Eq. 3 divides by the session maximum (paper) or the dialogue maximum (reference code)")
-    add_profile_option(p, smoke=True)
+    add_profile_option(p, smoke=True, salience=True)
     p.set_defaults(func=run)
 
 

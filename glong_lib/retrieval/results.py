@@ -7,6 +7,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
+from ..config import EDGE_TEXTS  # noqa: F401  (what an edge is embedded as; re-exported)
 from ..errors import DataError
 from ..schema import MemoryEdge
 from .scoring import PAPER_BETAS
@@ -133,11 +134,6 @@ class CachingEncoder:
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
         return np.stack([self.vectors[t] for t in texts])
-
-
-#: What an edge is embedded as (``edge_text``): the paper's triple words, the sentence the triple
-#: came from, or both.
-EDGE_TEXTS = ("triple", "source", "both")
 
 
 def check_edge_text(mode: str) -> str:

@@ -7,12 +7,14 @@ from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
+from ..config import PAPER_RETRIEVAL
 from ..errors import DataError
 from ..models import load_encoder
 from ..schema import Turn
 from ..text import turn_line
 from .results import RetrievalResult, _encode
-from .scoring import PAPER_K
+
+PAPER_K = PAPER_RETRIEVAL.k  # K = 3, the default depth of every retriever
 
 # --------------------------------------------------------------------------- turn baselines
 

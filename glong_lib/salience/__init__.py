@@ -19,6 +19,7 @@ profile's own.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Union
 
 from ..config import Profile, get_profile
@@ -52,7 +53,7 @@ from .equations import (  # noqa: F401
 from ..summarizer import linearise_triples  # noqa: F401  (the paper source's input text)
 from .sessions import SCOPES, score_conversation, session_turns, with_weights  # noqa: F401
 
-#: Attention sources by name: what ``load_scorer(source=...)`` and ``glong ... --salience-source`` take.
+#: Attention sources by name: what ``profile.summarizer.source`` and ``load_scorer(source=...)`` take.
 SOURCES = ("decoder", "seq2seq")
 
 
@@ -60,11 +61,14 @@ def load_scorer(profile: Union[str, Profile] = "offline", source: str = "", **kw
     """The salience scorer of a profile (``profile.summarizer.source`` unless ``source`` says
     otherwise): offline the decoder-only SmolLM2 source, chosen by ``benchmarks/bench_salience.py``;
     its smoke version and ``source="seq2seq"`` the suite's small encoder-decoder (trained and
-    cached on first use); hub and paper the paper's T5 through the encoder-decoder scorer."""
+    cached on first use); hub and paper the paper's T5 through the encoder-decoder scorer. The
+    decoder source reads the layer ``profile.summarizer.layer`` when it is set (``--salience-layer``)."""
     p = get_profile(profile)
     source = source or p.summarizer.source
     if source not in SOURCES:
         raise DataError(f"unknown salience source '{source}' (choose from {', '.join(SOURCES)})")
     if source == "decoder":
+        if p.summarizer.layer is not None and "settings" not in kwargs:
+            kwargs["settings"] = replace(DEFAULT_DECODER_SOURCE, layer=p.summarizer.layer)
         return load_decoder_scorer(**kwargs)
     return load_seq2seq_scorer(p, **kwargs)
