@@ -60,8 +60,9 @@ def register(sub) -> None:
                         "(recommended: yes for observations, no for turns; paper: no)")
     e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10); the deepest is K")
     add_settings_options(e, skip=SET_BY_CUTOFFS)
-    e.add_argument("--weights", choices=("uniform", "salience"), default="uniform",
-                   help="probes: edge weights uniform, or Eq. 3 from the salience scorer (loads/trains it)")
+    e.add_argument("--weights", choices=("uniform", "salience"), default="salience",
+                   help="probes: edge weights from Eq. 3 with the profile's salience source (default; readings "
+                        "cached), or uniform (the 'no importance' ablation)")
     e.add_argument("--conversations", type=number(int, 1), default=None, help="LoCoMo: only the first N conversations")
     e.add_argument("--max-turns", type=number(int, 1), default=None, help="LoCoMo: only the first N turns of each")
     e.add_argument("--adapter", type=Path, default=None, help="LoCoMo: extractor LoRA adapter (default: cached)")
@@ -186,7 +187,7 @@ def run_eval(args) -> int:
         from ..loaders import load_conversations, load_probes
 
         scorer = None
-        if args.weights == "salience":
+        if args.weights == "salience" and any(m in GRAPH_METHODS for m in methods):
             from ..salience import load_scorer
 
             scorer = load_scorer(args.profile)

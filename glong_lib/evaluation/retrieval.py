@@ -22,6 +22,7 @@ from ..retrieval import (
     PPRRetriever,
 )
 from ..salience import score_conversation
+from ..salience.cache import CachedScorer
 from ..schema import QA, Conversation, Triple, Turn
 from ..text import normalise_entity, normalise_relation, turn_line
 from .metrics import (  # noqa: F401  (re-exported)
@@ -317,11 +318,14 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
                     settings: Optional[RetrievalSettings] = None, progress: bool = True,
                     checkpoint: Optional[Checkpoint] = None) -> EvidenceEvaluation:
     """Evidence retrieval on the samples' probes: memory from the gold triples of the sessions
-    before the probe's session, with uniform weights, or Eq. 3 weights when a salience ``scorer``
-    (``salience.load_scorer()``) is given; ``settings`` (default the paper's) for the graph methods."""
+    before the probe's session, weighed by Eq. 3 when a salience ``scorer`` is given
+    (``salience.load_scorer()``; its readings are cached on disk, ``salience.cache``), with uniform
+    weights without one (the "no importance" ablation); ``settings`` (default the paper's) for the
+    graph methods."""
 
     asked = {q.conversation for q in probes}
     conversations = [c for c in conversations if c.id in asked]  # encode only what is asked about
+    scorer = None if scorer is None else CachedScorer(scorer)  # each session read once, here and in re-runs
     encoder = primed_encoder(encoder, probes, conversations, [t for c in conversations for t in gold_triples(c)])
 
     def memory_for(conv, session):
