@@ -11,7 +11,8 @@ important ones. Four modules, one job each:
 * ``decoder_only``: the offline source, the bundled SmolLM2's self-attention from the rows that
   write its summary, one chosen layer (:class:`DecoderSalienceScorer`);
 * ``sessions``: whole conversations, Eq. 3 over a scope (``session``, the paper; ``dialogue``,
-  the authors' code): :func:`score_conversation`.
+  the authors' code): :func:`score_conversation`, and :func:`weigh_session` for one session at a
+  time (what the agent does as sessions arrive).
 
 Every scorer answers ``score(triples, turns=None) -> SalienceResult``; :func:`load_scorer` gives a
 profile's own.
@@ -50,7 +51,7 @@ from .equations import (  # noqa: F401
     triple_saliency,
 )
 from ..summarizer import linearise_triples  # noqa: F401  (the paper source's input text)
-from .sessions import SCOPES, score_conversation, session_turns, with_weights  # noqa: F401
+from .sessions import SCOPES, score_conversation, session_turns, weigh_session, with_weights  # noqa: F401
 
 #: Attention sources by name: what ``load_scorer(source=...)`` and ``glong ... --salience-source`` take.
 SOURCES = ("decoder", "seq2seq")
