@@ -8,7 +8,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..errors import DataError
-from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _encode, _graph_result, edge_text
+from ..memory.vectors import unit_vectors
+from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _graph_result, edge_text
 from .scoring import (
     PAPER_ANCHORS,
     PAPER_BETAS,
@@ -145,7 +146,7 @@ class AssociativeRetriever:
             trace.seconds[stage] = now - clock
             clock = now
 
-        qvec = _encode(self.memory.encoder, [query])[0]
+        qvec = unit_vectors(self.memory.encoder, [query])[0]
         lap("encode")
         trace.anchors = self._anchors(qvec)
         lap("anchors")
@@ -259,7 +260,7 @@ class PPRRetriever:
         g = self._undirected()
         if not self._eids:
             return RetrievalResult([], [], [], [], [])
-        qvec = _encode(self.memory.encoder, [query])[0]
+        qvec = unit_vectors(self.memory.encoder, [query])[0]
         anchors = self.memory.nearest_entities(qvec, k=self.anchors)
         seeds = {e: max(float(s), 1e-3) for e, s in anchors if e in g}
         mass = nx.pagerank(g, alpha=self.damping, personalization=seeds or None, weight="weight")
