@@ -9,7 +9,7 @@ from pathlib import Path
 from ..errors import DataError
 from ..io import data_path
 from ..memory.persistence import MAX_ABS_TIME_S
-from .common import add_profile_option, checkpoint_from, number, print_table
+from .common import add_profile_option, checkpoint_from, number, print_table, split_list
 
 #: What ``--probes`` given alone stands for (argparse needs a value that differs from "not given").
 SHIPPED = "(the shipped probes)"
@@ -125,16 +125,6 @@ def _print_trace(trace, memory) -> None:
 
 # --------------------------------------------------------------------------- evaluation
 
-def _ints(text: str, what: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise DataError(f"{what} should be comma-separated integers, got '{text}'") from None
-    if not values or min(values) < 1:
-        raise DataError(f"{what} should be positive integers, got '{text}'")
-    return values
-
-
 def _extractor_or_none(args):
     """The triple extractor for LoCoMo, or None (with a note) when it cannot be had."""
     try:
@@ -158,7 +148,7 @@ def run_eval(args) -> int:
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
-    ks = _ints(args.k, "--k")
+    ks = split_list(args.k, "--k", int, positive=True)
     checkpoint = checkpoint_from(args)
     from ..config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL, RECOMMENDED_RETRIEVAL_TURNS
 
