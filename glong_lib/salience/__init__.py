@@ -53,7 +53,7 @@ from .equations import (  # noqa: F401
 from ..summarizer import linearise_triples  # noqa: F401  (the paper source's input text)
 from .sessions import SCOPES, score_conversation, session_turns, weigh_session, with_weights  # noqa: F401
 
-#: Attention sources by name: what ``load_scorer(source=...)`` and ``glong ... --salience-source`` take.
+#: Attention sources by name: what ``load_scorer(source=...)`` and a profile's ``summarizer.source`` take.
 SOURCES = ("decoder", "seq2seq")
 
 
