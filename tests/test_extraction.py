@@ -56,6 +56,9 @@ BROKEN = [
     ("[{subject: i, relation: have_pet, object: dog}]", [T]),  # unquoted
     ('<think>\nhmm [\n</think>\n[{"subject": "i", "relation": "have_pet", "object": "dog"}]', [T]),
     ('[{"subject": "i", "relation": "have_pet"}]', []),  # incomplete triple
+    ('[{"subject": {"name": "i"}, "relation": "have_pet", "object": "dog"}]', []),  # a value that is no text
+    ("[{'subject': 'i', 'relation': 'own', 'object': 'Chris' Xbox'}]",  # an apostrophe before a word
+     [{"subject": "i", "relation": "own", "object": "Chris' Xbox"}]),
 ]
 
 
@@ -70,6 +73,12 @@ def test_parser_repairs(text, want):
 def test_parser_unparseable(text):
     result = ex.parse_output(text)
     assert result.triples == [] and not result.ok
+
+
+def test_parser_safety_net_counts_a_crash_as_unparseable(monkeypatch):
+    """A bug that raises inside the parser costs one output (counted unparseable), not the run."""
+    monkeypatch.setattr(ex.parsing, "parse_unguarded", lambda text: 1 / 0)
+    assert ex.parse_output('[["i", "have_pet", "dog"]]') == ex.ParseResult([], ok=False, repaired=False)
 
 
 def test_parser_empty_list_is_parseable():
