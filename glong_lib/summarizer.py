@@ -3,7 +3,7 @@
 No encoder-decoder checkpoint can be installed offline, so the ``offline`` profile trains its
 own with transformers' ``Seq2SeqTrainer`` and caches it (key: config + data hash + steps):
 
-* ``arch="t5"``: a small T5 (``T5Config``, a few layers, d_model 256) trained from scratch, with
+* ``arch="t5"``: a small T5 (``T5Config``, ``SummarizerConfig``'s sizes: 2 layers, d_model 128) trained from scratch, with
   the bundled MiniLM's fast WordPiece tokenizer (offsets are needed for the triple spans).
 * ``arch="minilm-ed"``: an ``EncoderDecoderModel`` warm-started from MiniLM on both sides; its
   cross-attention starts untrained (``freeze=True`` trains only the cross-attention and the head).

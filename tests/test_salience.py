@@ -105,6 +105,16 @@ def test_token_spans_with_leading_space_tokens():
     assert S.token_spans(offsets, ranges, text) == [(0, 4), (4, 8)]
 
 
+def test_token_spans_boundaries():
+    """Cases the mutation run found untested: one leading space skipped (not two); a token starting
+    where a triple ends belongs to the next; a token in no triple, or an empty end-of-text token,
+    belongs to none; a triple with no token gets the empty span (n, n)."""
+    text = "a bc ."
+    ranges = [(0, 1), (2, 3), (3, 4), (7, 9)]  # "a", "b", "c", and a triple cut off by truncation
+    offsets = [(0, 1), (1, 3), (3, 4), (4, 6), (6, 6)]  # "a", " b", "c", " .", the end
+    assert S.token_spans(offsets, ranges, text) == [(0, 1), (1, 2), (2, 3), (5, 5)]
+
+
 @pytest.fixture(scope="module")
 def minilm_tok():
     from glong_lib.summarizer import minilm_tokenizer
@@ -380,8 +390,12 @@ def test_position_saliency_by_hand():
     assert S.position_saliency(A, [[0, 1]]).tolist() == pytest.approx(S.triple_saliency(A, [(0, 2)]).tolist())
     with pytest.raises(DataError, match="outside"):
         S.position_saliency(A, [[3]])
-    with pytest.raises(DataError, match="aggregate"):
+    with pytest.raises(DataError, match="aggregate 'max' \\(choose from sum, mean\\)"):
         S.position_saliency(A, [[0]], "max")
+    # no triples: an empty vector; float32 whatever the input's type (Eq. 3 divides it next)
+    assert S.position_saliency(A, []).shape == (0,)
+    for other in (A.double(), np.array([[1, 0], [2, 3]])):
+        assert S.position_saliency(other, [[0, 1]], "mean").dtype == torch.float32
 
 
 def test_turns_from_triples_and_dialogue_text():

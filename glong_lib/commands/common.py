@@ -103,12 +103,24 @@ def print_table(rows: dict[str, Any] | list[dict[str, Any]], as_json: bool = Fal
         print("  ".join(f"{str(r.get(c, '')):<{widths[c]}}" for c in cols))
 
 
-def split_list(text: str, what: str, kind=str) -> list:
-    """Comma-separated values of an option, refused when empty or malformed."""
+#: How ``split_list`` names the values it expects, in its messages.
+_KIND_NAMES = {int: "integers", float: "numbers", str: "values"}
+
+
+def split_list(text: str, what: str, kind=str, positive: bool = False) -> list:
+    """Comma-separated values of an option, refused when empty, malformed or (with ``positive``)
+    below 1; blanks between commas are skipped.
+
+    >>> split_list("1, 5,,10", "--k", int, positive=True)
+    [1, 5, 10]
+    """
+    name = _KIND_NAMES.get(kind, f"{kind.__name__} values")
     try:
         values = [kind(x.strip()) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise DataError(f"{what} should be comma-separated {kind.__name__} values, got '{text}'") from None
+        raise DataError(f"{what} should be comma-separated {name}, got '{text}'") from None
+    if positive and (not values or min(values) < 1):
+        raise DataError(f"{what} should be positive {name}, got '{text}'")
     if not values:
         raise DataError(f"{what} is empty")
     return values

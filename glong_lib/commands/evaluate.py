@@ -12,7 +12,8 @@ from .common import add_profile_option, checkpoint_from, number, print_table
 
 
 def register(sub) -> None:
-    from ..config import ALL_AGENT_METHODS as ALL_METHODS, AGENT_METHODS as METHODS  # no torch at --help
+    from ..config import AGENT_METHODS as METHODS
+    from ..config import ALL_AGENT_METHODS as ALL_METHODS  # no torch at --help
 
     p = sub.add_parser("eval-msc", help="response generation over sessions: BLEU/ROUGE-L, prompt tokens, cost")
     p.add_argument("--msc", type=Path, default=None,

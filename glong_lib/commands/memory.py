@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import DataError
-from ..loaders import iter_jsonl, load_conversations
+from ..loaders import load_conversations, load_extraction_rows
 from ..memory import POLICIES, GraphMemory, build_memory, check_target, memory_size
 from ..schema import Conversation, Triple
 from .common import add_profile_option, print_table, profile_from
@@ -55,29 +55,19 @@ def pick_conversation(path: Path, wanted: Optional[str]) -> Conversation:
 
 
 def read_turn_triples(path: Path, conv: Conversation) -> tuple[list[Triple], int]:
-    """Triples from a per-turn JSONL (``conversation``, ``session``, ``turn_id``, ``speaker``,
-    ``text``, ``triples`` [, ``weights``]), and how many lines of other conversations were skipped."""
+    """Triples from a per-turn JSONL (``loaders.load_extraction_rows``), and how many lines of other
+    conversations were skipped; a row's turn id must be one of ``conv``'s turns."""
     turns = conv.turn_by_id()
     out, other = [], 0
-    for n, obj in iter_jsonl(path):
-        where = f"line {n}"
+    for n, obj in load_extraction_rows(path):
         if obj.get("conversation") not in (None, conv.id):
             other += 1
             continue
         tid = obj.get("turn_id", obj.get("turn", obj.get("id")))
         if tid not in turns:
-            raise DataError(f"turn id {tid!r} is not in conversation {conv.id}", path=path, where=where)
-        items, weights = obj.get("triples"), obj.get("weights")
-        if not isinstance(items, list) or (weights is not None and (
-                not isinstance(weights, list) or len(weights) != len(items))):
-            raise DataError("'triples' should be a list (and 'weights', if present, one number per triple)",
-                            path=path, where=where)
-        for k, d in enumerate(items):
-            if not isinstance(d, dict) or not all(isinstance(d.get(f), str) for f in ("subject", "relation", "object")):
-                raise DataError(f"triple {k + 1} needs string subject, relation and object", path=path, where=where)
-            w = weights[k] if weights is not None else d.get("weight")
-            if w is not None and not isinstance(w, (int, float)):
-                raise DataError(f"triple {k + 1} has a non-numeric weight", path=path, where=where)
+            raise DataError(f"turn id {tid!r} is not in conversation {conv.id}", path=path, where=f"line {n}")
+        weights = obj.get("weights") or [d.get("weight") for d in obj["triples"]]
+        for d, w in zip(obj["triples"], weights):
             out.append(Triple(d["subject"], d["relation"], d["object"],
                               speaker=obj.get("speaker", turns[tid].speaker), turn_id=tid,
                               session=obj.get("session", conv.session_of(tid)), weight=w,

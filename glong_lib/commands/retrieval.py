@@ -17,6 +17,7 @@ from .common import (
     number,
     print_table,
     settings_from_args,
+    split_list,
 )
 
 #: What ``--probes`` given alone stands for (argparse needs a value that differs from "not given").
@@ -125,16 +126,6 @@ def _print_trace(trace, memory) -> None:
 
 # --------------------------------------------------------------------------- evaluation
 
-def _ints(text: str, what: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise DataError(f"{what} should be comma-separated integers, got '{text}'") from None
-    if not values or min(values) < 1:
-        raise DataError(f"{what} should be positive integers, got '{text}'")
-    return values
-
-
 def _extractor_or_none(args):
     """The triple extractor for LoCoMo, or None (with a note) when it cannot be had."""
     try:
@@ -147,9 +138,7 @@ def _extractor_or_none(args):
 
 def run_eval(args) -> int:
     from ..evaluation.locomo import GRAPH_METHODS, evaluate_locomo
-    from ..evaluation.retrieval import METHODS, evaluate_probes
-
-    from ..evaluation.retrieval import DEFAULT_METHODS
+    from ..evaluation.retrieval import DEFAULT_METHODS, METHODS, evaluate_probes
 
     default = DEFAULT_METHODS + (("dense-turns", "bm25-turns") if args.memory_from == "observations" else ())
     methods = [m.strip() for m in (args.methods or ",".join(default)).split(",") if m.strip()]
@@ -158,7 +147,7 @@ def run_eval(args) -> int:
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
-    ks = _ints(args.k, "--k")
+    ks = split_list(args.k, "--k", int, positive=True)
     checkpoint = checkpoint_from(args)
     from ..config import retrieval_preset
 

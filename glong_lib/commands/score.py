@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DataError
-from ..loaders import iter_jsonl
+from ..loaders import load_extraction_rows
 from ..schema import Conversation, Session, Triple, Turn
 from .common import add_profile_option, profile_from
 
@@ -27,20 +27,9 @@ def register(sub) -> None:
 
 
 def read_rows(path: Path) -> list[dict]:
-    """Rows of an extraction file, checked: conversation, session and a list of triples."""
-    rows = []
-    for n, row in iter_jsonl(path):
-        where = f"line {n}"
-        for key in ("conversation", "session", "triples"):
-            if key not in row:
-                raise DataError(f"missing key '{key}'", path=path, where=where)
-        if not isinstance(row["triples"], list):
-            raise DataError("'triples' should be a list", path=path, where=where)
-        for k, t in enumerate(row["triples"], start=1):
-            if not isinstance(t, dict) or not all(isinstance(t.get(f), str) for f in ("subject", "relation", "object")):
-                raise DataError(f"triple {k} needs string subject, relation and object", path=path, where=where)
-        rows.append(row)
-    return rows
+    """Rows of an extraction file (``loaders.load_extraction_rows``), each with a conversation and
+    a session, so that triples can be weighed session by session."""
+    return [row for _, row in load_extraction_rows(path, need=("conversation", "session"))]
 
 
 def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:

@@ -16,9 +16,9 @@ from ..memory import build_memory
 from ..retrieval import (
     AssociativeRetriever,
     BM25TurnRetriever,
-    FlatEdgeRetriever,
     CachingEncoder,
     DenseTurnRetriever,
+    FlatEdgeRetriever,
     PPRRetriever,
 )
 from ..salience import score_conversation

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..config import HUB_POLICIES, PAPER_RETRIEVAL, RetrievalSettings  # noqa: F401  (HUB_POLICIES re-exported)
 from ..errors import DataError
-from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _encode, _graph_result, edge_text
+from ..vectors import unit_vectors
+from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _graph_result, edge_text
 from .scoring import recency, rerank_score
 
 # --------------------------------------------------------------------------- G-Long
@@ -120,7 +121,7 @@ class AssociativeRetriever:
             trace.seconds[stage] = now - clock
             clock = now
 
-        qvec = _encode(self.memory.encoder, [query])[0]
+        qvec = unit_vectors(self.memory.encoder, [query])[0]
         lap("encode")
         trace.anchors = self._anchors(qvec)
         lap("anchors")
@@ -234,7 +235,7 @@ class PPRRetriever:
         g = self._undirected()
         if not self._eids:
             return RetrievalResult([], [], [], [], [])
-        qvec = _encode(self.memory.encoder, [query])[0]
+        qvec = unit_vectors(self.memory.encoder, [query])[0]
         anchors = self.memory.nearest_entities(qvec, k=self.anchors)
         seeds = {e: max(float(s), 1e-3) for e, s in anchors if e in g}
         mass = nx.pagerank(g, alpha=self.damping, personalization=seeds or None, weight="weight")

@@ -11,7 +11,8 @@ important ones. Four modules, one job each:
 * ``decoder_only``: the offline source, the bundled SmolLM2's self-attention from the rows that
   write its summary, one chosen layer (:class:`DecoderSalienceScorer`);
 * ``sessions``: whole conversations, Eq. 3 over a scope (``session``, the paper; ``dialogue``,
-  the authors' code): :func:`score_conversation`.
+  the authors' code): :func:`score_conversation`, and :func:`weigh_session` for one session at a
+  time (what the agent does as sessions arrive).
 
 Every scorer answers ``score(triples, turns=None) -> SalienceResult``; :func:`load_scorer` gives a
 profile's own.
@@ -24,15 +25,16 @@ from typing import Union
 
 from ..config import Profile, get_profile
 from ..errors import DataError
+from ..summarizer import linearise_triples  # noqa: F401  (the paper source's input text)
 from .decoder_only import (  # noqa: F401
     DEFAULT_DECODER_SOURCE,
     INPUTS,
     PROMPTS,
     SYSTEM,
+    WHERE,
     DecoderReading,
     DecoderSalienceScorer,
     DecoderSourceSettings,
-    WHERE,
     dialogue_text,
     dialogue_triple_ranges,
     load_decoder_scorer,
@@ -50,8 +52,7 @@ from .equations import (  # noqa: F401
     token_spans,
     triple_saliency,
 )
-from ..summarizer import linearise_triples  # noqa: F401  (the paper source's input text)
-from .sessions import SCOPES, score_conversation, session_turns, with_weights  # noqa: F401
+from .sessions import SCOPES, score_conversation, session_turns, weigh_session, with_weights  # noqa: F401
 
 #: Attention sources by name: what ``profile.summarizer.source`` and ``load_scorer(source=...)`` take.
 SOURCES = ("decoder", "seq2seq")

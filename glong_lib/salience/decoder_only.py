@@ -7,7 +7,8 @@ reads *its self-attention* the way the paper reads cross-attention:
 
 1. prompt: ``"Summarize this dialogue:"`` and the session's turns (``input="dialogue"``), or the
    linearised triples as the paper's summarizer sees them (``input="triples"``);
-2. greedy summary ``y_1..y_M``, then one teacher-forced pass with eager attention;
+2. greedy summary ``y_1..y_M``, its attention rows tapped while it is generated (eager attention;
+   the rows a teacher-forced re-read would give, with no second pass: :meth:`DecoderSalienceScorer.read`);
 3. Eq. 1 on ONE layer (``layer``, chosen on a selection split: the last layer is not the best one
    in a decoder-only model), keeping only the M rows that predict summary tokens and the columns
    of the source text;
