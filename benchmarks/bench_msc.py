@@ -22,7 +22,7 @@ echo generator, gold triples, no salience model) about 10 s; the full run (20 re
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_msc --json msc.json   # 20 real MSC conversations
     python -m benchmarks.bench_msc --conversations 3                                # a CPU-sized run on the samples
     python -m benchmarks.bench_msc --generator tokens --turns-per-session 0         # prompt tokens of every turn
-    python -m benchmarks.bench_msc --reply-probe 9 --methods glong                  # why replies are cut at their first line
+    python -m benchmarks.bench_msc --reply-probe 9 --methods glong                  # why replies stop at line 1
     python -m benchmarks.bench_msc --quick --json msc.json
 """
 

@@ -178,7 +178,8 @@ def measure(table, column: str, resamples: Optional[int] = None) -> dict:
     None: the library's defaults)."""
     n = {} if resamples is None else {"n": resamples}
     w = E.within_dialogue_auc(table[column], table["labels"], table["groups"], **n)
-    pooled = E.pooled_auc(normalise_by_group(table[column], table["groups"]), table["labels"], **n)  # Eq. 3 per dialogue
+    weights = normalise_by_group(table[column], table["groups"])  # Eq. 3 per dialogue: the pooled AUC sees weights
+    pooled = E.pooled_auc(weights, table["labels"], **n)
     return {"within": w["auc"], "within_low": w["low"], "within_high": w["high"], "dialogues": w["dialogues"],
             "pooled": pooled["auc"], "pooled_low": pooled["low"], "pooled_high": pooled["high"]}
 
