@@ -14,9 +14,9 @@ adapter is the one the profile uses when ``max_steps`` equals ``--steps`` (same 
 
 An investigation (it chose the profile's 400 steps), kept to re-run when the recipe changes.
 
-Run time on 2 shared cores: ``--quick`` (the smoke profile, 4 steps with a snapshot at 2, one dev-loss
-evaluation, 4 dev utterances scored, no PersonaExt) about 1 minute; the full run about 20 minutes of training plus the scoring
-(an hour or more with PersonaExt).
+Run time on 2 shared cores: ``--quick`` (the smoke profile, 4 steps with a snapshot at 2, one
+dev-loss evaluation, 4 dev utterances scored, no PersonaExt) about 1 minute; the full run about 20
+minutes of training plus the scoring (an hour or more with PersonaExt).
 
     python -m benchmarks.bench_extractor_steps --steps 400 --real-dev 150 --json steps.json
     python -m benchmarks.bench_extractor_steps --quick --json steps.json
@@ -64,8 +64,8 @@ def main(argv=None) -> int:
     settings = ex.train_settings(pairs, profile, max_steps=args.steps, seed=args.seed)
     snapshots = cache_dir("extractor-snapshots") / settings.key()
     steps = sorted({round(args.steps * (i + 1) / args.points) for i in range(args.points)})
-    final = ex.train_extractor(pairs, profile, max_steps=args.steps, seed=args.seed, eval_points=1 if args.quick else 4,
-                               snapshot_steps=steps[:-1], snapshot_dir=snapshots)
+    final = ex.train_extractor(pairs, profile, max_steps=args.steps, seed=args.seed, snapshot_steps=steps[:-1],
+                               snapshot_dir=snapshots, eval_points=1 if args.quick else 4)
     log = ex.read_training_log(final)
     seconds_per_step = log["train_seconds"] / log["steps"]
     print(f"trained {log['steps']} steps in {log['train_seconds']:.0f} s ({seconds_per_step:.2f} s/step), "
