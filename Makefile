@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run smoke test test-hub lint bench mutation clean
+.PHONY: setup run smoke test test-hub lint bench bench-full mutation clean
 
 setup: $(VENV)/.installed
 
@@ -38,10 +38,21 @@ test-hub: setup
 lint: setup
 	$(BIN)/python -m ruff check glong_lib tests benchmarks conftest.py
 
-bench: setup
-	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+# Every benchmark at its smallest size (seconds each; see benchmarks/README.md); bench-full runs the
+# real sizes (hours, model training; the real-data parts only where GLONG_REAL_DATA is set).
+# Each writes its results to $(BENCH_OUT)/<name>.json.
+BENCHES   = $(basename $(notdir $(wildcard benchmarks/bench_*.py)))
+BENCH_OUT ?= build/bench
 
-# the dev extra (ruff, mutmut) on top of the test environment, reinstalled when pyproject.toml changes
+bench: setup
+	mkdir -p $(BENCH_OUT)
+	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --quick --json $(BENCH_OUT)/$$b.json || exit 1; done
+
+bench-full: setup
+	mkdir -p $(BENCH_OUT)
+	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --json $(BENCH_OUT)/$$b.json || exit 1; done
+
+# the dev extra (mutmut) on top of the test environment, reinstalled when pyproject.toml changes
 $(VENV)/.dev-installed: $(VENV)/.installed
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@

@@ -6,13 +6,15 @@ hubs), inserted session by session (1,000 edges per ``add_triples`` call). Entit
 measure the memory (faiss + networkx + bookkeeping), not the encoder; real MiniLM encoding adds
 about 1.2 ms per new entity on 2 CPU cores (MiniLM encodes about 800 short sentences a second there).
 
-    python benchmarks/bench_memory.py                 # 1k, 10k, 100k edges
-    python benchmarks/bench_memory.py --sizes 1000 --json
+Run time on 2 shared cores: ``--quick`` (1k edges) about 2 s; the full run (1k, 10k, 100k edges, both
+policies) a few minutes.
+
+    python -m benchmarks.bench_memory                 # 1k, 10k, 100k edges
+    python -m benchmarks.bench_memory --quick --json memory.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import shutil
@@ -24,25 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from glong_lib.memory import SINGLE_VALUED_RELATIONS, GraphMemory, HashEncoder
+from benchmarks._common import bench_parser, fake_encoder, write_results
+from glong_lib.memory import SINGLE_VALUED_RELATIONS, GraphMemory
 from glong_lib.schema import Triple
 
 RELATIONS = sorted(SINGLE_VALUED_RELATIONS) + ["like_food", "like_activity", "have_pet", "has_ability", "plan",
                                               "own", "like_music", "have_family", "favorite_book", "want_do"]
 BATCH = 1000
-
-
-class CachedEncoder(HashEncoder):
-    """HashEncoder with vectors drawn once up front (a fixed table), so encoding costs nothing."""
-
-    def __init__(self, names: list[str], dim: int = 384):
-        super().__init__(dim)
-        vecs = np.random.default_rng(0).standard_normal((len(names), dim)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        self.table = dict(zip(names, vecs))
-
-    def encode(self, texts, normalize_embeddings=True, **_):
-        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 
 def synthetic(n_edges: int, seed: int = 0) -> tuple[list[Triple], list[str]]:
@@ -76,7 +66,8 @@ def dir_bytes(folder: Path) -> int:
 
 def bench(n_edges: int, policy: str, queries: int = 200) -> dict:
     triples, names = synthetic(n_edges)
-    encoder = CachedEncoder(names)
+    encoder = fake_encoder()
+    encoder.prime(names)  # every vector drawn before the clock starts: the timing is the memory's
     mem = GraphMemory(encoder=encoder, policy=policy, merge_threshold=0.999)
     start = time.perf_counter()
     for b in range(0, n_edges, BATCH):
@@ -114,23 +105,20 @@ def bench(n_edges: int, policy: str, queries: int = 200) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = bench_parser(__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--policies", nargs="+", default=["append", "supersede"])
-    ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    sizes = [1000] if args.quick else args.sizes
     rows = []
-    for n in args.sizes:
+    for n in sizes:
         for policy in args.policies:
             rows.append(bench(n, policy))
-            if not args.json:
-                print(json.dumps(rows[-1]), file=sys.stderr)
-    if args.json:
-        print(json.dumps(rows, indent=1))
-    else:
-        from glong_lib.commands.common import print_table
+            print(json.dumps(rows[-1]), file=sys.stderr)
+    from glong_lib.commands.common import print_table
 
-        print_table(rows)
+    print_table(rows)
+    write_results(args.json, {"rows": rows})
     return 0
 
 

@@ -398,6 +398,32 @@ def test_position_saliency_by_hand():
         assert S.position_saliency(other, [[0, 1]], "mean").dtype == torch.float32
 
 
+def test_layer_saliency_by_hand_and_on_summed_mass():
+    # two layers read, one not: (layers, input tokens, summary tokens)
+    A = np.array([[[0.5, 0.1], [0.2, 0.1], [0.1, 0.4]],
+                  [[np.nan, np.nan]] * 3,
+                  [[0.0, 0.3], [0.6, 0.0], [0.2, 0.2]]])
+    positions = [[0, 2], [1]]
+    out = S.layer_saliency(A, positions)
+    assert out.shape == (3, 2)
+    assert out[0].tolist() == pytest.approx([1.1, 0.3])  # (0.5 + 0.1) + (0.1 + 0.4); 0.2 + 0.1
+    assert np.isnan(out[1]).all()                        # a layer not read stays NaN
+    assert out[2].tolist() == pytest.approx([0.7, 0.6])
+    assert S.layer_saliency(A, positions, "mean")[0].tolist() == pytest.approx([0.55, 0.3])
+    # what a cached reading keeps (each token's mass summed over the summary rows) scores the same
+    mass = A.sum(axis=2, keepdims=True)
+    np.testing.assert_allclose(S.layer_saliency(mass, positions), out, rtol=1e-6)
+
+
+def test_normalise_by_group_is_eq3_inside_each_group():
+    w = S.normalise_by_group([0.2, 0.4, 3.0, 1.5, 0.0], ["d1", "d1", "d2", "d2", "d3"])
+    assert w.tolist() == pytest.approx([0.5, 1.0, 1.0, 0.5, 1.0])  # d3 drew no attention: weight 1
+    # one group is normalise_by_max itself
+    raw = [0.9, 1.1, 0.55]
+    assert S.normalise_by_group(raw, [7, 7, 7]).tolist() == pytest.approx(
+        S.normalise_by_max(torch.tensor(raw)).tolist())
+
+
 def test_turns_from_triples_and_dialogue_text():
     triples = [Triple("A", "r", "x", speaker="Ann", turn_id="1", source="I like x."),
                Triple("A", "r", "y", speaker="Ann", turn_id="1", source="I like x."),

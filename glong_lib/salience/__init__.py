@@ -47,6 +47,8 @@ from .encoder_decoder import SalienceResult, SalienceScorer, load_seq2seq_scorer
 from .equations import (  # noqa: F401
     AGGREGATES,
     head_average,
+    layer_saliency,
+    normalise_by_group,
     normalise_by_max,
     position_saliency,
     token_spans,

@@ -37,7 +37,7 @@ from ..schema import Triple, Turn
 from ..summarizer import linearise_triples
 from ..text import STOPWORDS, content_stems, light_stem
 from .encoder_decoder import SalienceResult
-from .equations import AGGREGATES, head_average, normalise_by_max, position_saliency
+from .equations import AGGREGATES, head_average, layer_saliency, normalise_by_max, position_saliency
 
 INPUTS = ("dialogue", "triples")
 WHERE = ("turn", "session")
@@ -319,12 +319,7 @@ class DecoderSalienceScorer:
         """Eq. 2 of every triple under every layer read: ``(layers, triples)``, NaN for layers not
         read. ``rows`` keeps only the first summary rows: greedy decoding is causal, so this equals
         the score a shorter ``max_new_tokens`` would give (one reading answers every length)."""
-        agg = aggregate or self.settings.aggregate
-        out = np.full((len(reading.layers), len(reading.positions)), np.nan)
-        for k, A in enumerate(reading.layers):
-            if not np.isnan(A).any():
-                out[k] = position_saliency(torch.from_numpy(A[:, :rows]), reading.positions, agg).numpy()
-        return out
+        return layer_saliency(reading.layers[:, :, :rows], reading.positions, aggregate or self.settings.aggregate)
 
     def score(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]] = None) -> SalienceResult:
         """Eq. 1-3 with the configured layer and aggregate (session maximum)."""
