@@ -17,6 +17,7 @@ from glong_lib.errors import DataError
 from glong_lib.loaders import load_conversation
 from glong_lib.memory import FORMAT_VERSION, GraphMemory, HashEncoder, build_memory
 from glong_lib.memory import persistence as P
+from glong_lib.memory.persistence import LOCK_FILE
 from glong_lib.schema import Triple
 
 
@@ -71,8 +72,9 @@ def test_save_keeps_foreign_files_and_leaves_only_owned_ones(tmp_path):
     assert load(folder).stats()["edges"] == 5
     assert (folder / "notes.txt").read_text() == "mine" and (folder / "sub").is_dir()
     names = sorted(p.name for p in folder.iterdir())
-    assert names[0].startswith("entities-") and names[1] == "manifest.json" and names[2].startswith("memory-")
-    assert names[3:] == ["notes.txt", "sub"]
+    assert names[0] == LOCK_FILE  # the saves' lock stays (deleting it would let two writers hold two locks)
+    assert names[1].startswith("entities-") and names[2] == "manifest.json" and names[3].startswith("memory-")
+    assert names[4:] == ["notes.txt", "sub"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no temporary or old folders beside it
 
 
