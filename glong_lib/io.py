@@ -344,10 +344,13 @@ class Checkpoint:
     {'q1': [1, 2], 'q2': [3]}
     """
 
-    def __init__(self, path: PathLike, settings: dict, resume: bool = False):
+    def __init__(self, path: PathLike, settings: dict, resume: bool = False, value_kind: type = object):
         self.path = Path(path)
         self.settings = json.loads(json.dumps(settings, default=str))
+        self.value_kind = value_kind
         self.done: dict[str, Any] = {}
+        if self.path.is_dir() or (self.path.exists() and not self.path.is_file()):
+            raise DataError("is a folder or special file, not a checkpoint file", path=self.path)
         if self.path.exists():
             if not resume:
                 raise DataError("checkpoint exists: pass --resume to continue that run, or remove the file",
@@ -377,8 +380,9 @@ class Checkpoint:
                 if n == len(lines):
                     break  # the last line was cut short by a kill: that unit runs again
                 raise DataError("corrupt checkpoint", path=self.path, where=f"line {n}") from None
-            if not isinstance(row, dict) or "key" not in row:
-                raise DataError("corrupt checkpoint", path=self.path, where=f"line {n}")
+            if not isinstance(row, dict) or "key" not in row or not isinstance(row.get("value"), self.value_kind):
+                raise DataError("corrupt checkpoint (a line without a finished unit); remove the file",
+                                path=self.path, where=f"line {n}")
             self.done[str(row["key"])] = row.get("value")
 
     def _append(self, obj: dict) -> None:

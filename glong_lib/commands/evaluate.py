@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from ..errors import DataError
-from ..io import atomic_write_text, data_path
-from .common import add_profile_option, checkpoint_from, number, print_table
+from ..io import atomic_write_text, check_output_file, data_path
+from .common import add_profile_option, checkpoint_from, finite_json, number, print_table
 
 
 def register(sub) -> None:
@@ -74,6 +74,8 @@ def run(args) -> int:
     from ..loaders import load_conversations
     from ..models import seed_everything
 
+    if args.out:
+        check_output_file(args.out)  # before the run: an --out that cannot be written would discard it
     seed_everything(args.seed)
     path = args.msc or data_path("conversations")
     if not path.exists():
@@ -86,19 +88,20 @@ def run(args) -> int:
     agents = make_agents(build_generator(args), args.methods, source=source, memory_format=args.memory_format)
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
                        else "gpt-4o-mini")
-    checkpoint = checkpoint_from(args, ignore=("out",))
+    checkpoint = checkpoint_from(args, ignore=("out",), value_kind=dict)
     result = run_msc_evaluation(agents, convs, turns_per_session=args.turns_per_session,
                                 max_sessions=args.max_sessions, context_scope=args.context_scope,
                                 price=price, progress=not args.json, checkpoint=checkpoint)
     result.settings.update({"data": path.name, "triples": mode, "salience": not args.no_salience,
                             "generator": getattr(agents[next(iter(agents))].generator, "name", args.generator),
                             "seed": args.seed})
-    if args.out:
-        atomic_write_text(args.out, result.to_json())
+    if args.out:  # strict JSON: an infinite cost (a price of 1e308) is written as null, like --json
+        atomic_write_text(args.out, json.dumps(finite_json(json.loads(result.to_json())), indent=2,
+                                               ensure_ascii=False, allow_nan=False))
     if args.json:
         data = result.to_dict()
         data.pop("records")
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json.dumps(finite_json(data), indent=2, ensure_ascii=False, allow_nan=False))  # strict JSON
         return 0
     print(f"{len(convs)} conversation(s) from {path.name}; G-Long triples: {mode}; "
           f"generator: {result.settings['generator']}\n")

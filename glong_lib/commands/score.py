@@ -34,6 +34,11 @@ def read_rows(path: Path) -> list[dict]:
         for key in ("conversation", "session", "triples"):
             if key not in row:
                 raise DataError(f"missing key '{key}'", path=path, where=where)
+        if not isinstance(row["session"], int) or isinstance(row["session"], bool):
+            raise DataError(f"'session' should be an integer, got {row['session']!r}", path=path, where=where)
+        if not isinstance(row["conversation"], (str, int)) or isinstance(row["conversation"], bool):
+            raise DataError(f"'conversation' should be an id, got {type(row['conversation']).__name__}",
+                            path=path, where=where)
         if not isinstance(row["triples"], list):
             raise DataError("'triples' should be a list", path=path, where=where)
         for k, t in enumerate(row["triples"], start=1):
@@ -69,9 +74,10 @@ def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
 
 
 def run(args) -> int:
-    from ..io import save_jsonl
+    from ..io import check_output_file, save_jsonl
     from ..salience import load_scorer
 
+    check_output_file(args.out)
     rows = read_rows(args.input)
     if not any(r["triples"] for r in rows):
         raise DataError("no triples to score", path=args.input)
