@@ -87,7 +87,7 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
             raise DataError(f"GLONG_PROFILE: {e}") from None
     out = Path(out or REPO_ROOT / "build" / ("notebooks-smoke" if smoke else "notebooks"))
     if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise DataError("exists and is not a folder; executed notebooks go into a folder", path=out)
+        raise DataError("is a symlink or not a folder; executed notebooks go into a folder", path=out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -107,7 +107,8 @@ FILES = {  # name -> content (str or bytes) written into the work folder before 
     "triples_text_int.jsonl": _turn_row(text=7),                                                    # C04
     "triples_session_99.jsonl": _turn_row(session=99),                                              # C05
     "score_session_dict.jsonl": json.dumps({"conversation": "c01", "session": {"n": 1}, "turn_id": "S1:1",
-                                            "triples": [{"subject": "a", "relation": "r", "object": "b"}]}) + "\n",  # G17
+                                            "triples": [{"subject": "a", "relation": "r", "object": "b"}]})
+    + "\n",  # G17
 }
 
 # (arguments, a regex the one error line must match). {d} is the work folder, {mem} a good memory in it.
@@ -264,6 +265,7 @@ CASES = [
     ("build {conv} --out {mem} --triples {d}/triples_session_99.jsonl", "session 99 is not the session"),  # C05
     ("build {conv} --out {d}/link --gold --no-salience", "symlink"),
     ("eval-retrieval --probes --methods bm25 --checkpoint {d}", "is a folder"),                     # E08
+    ("eval-retrieval --probes --methods ''", "--methods is empty"),                                 # G24
     ("eval-msc --generator echo --out {d}", "is a folder"),                                         # G10
     ("eval-msc --generator echo --out {d}/fifo", "named pipe"),                                     # G13
     ("eval-msc --generator echo --out {d}/link.json", "symlink"),                                   # G11

@@ -164,7 +164,8 @@ def read_training_log(adapter_dir: PathLike) -> dict[str, Any]:
     try:
         log = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
-        raise DataError(f"cached adapter is damaged (training.json: {type(e).__name__}): delete {adapter_dir}") from None
+        raise DataError(f"cached adapter is damaged (training.json: {type(e).__name__}): "
+                        f"delete {adapter_dir}") from None
     if not isinstance(log, dict):
         raise DataError(f"cached adapter is damaged (training.json is not an object): delete {adapter_dir}")
     return log

@@ -52,7 +52,8 @@ def read_own_file(path: Path, expected: Optional[int] = None, limit: Optional[in
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        raise DataError("missing file named by the manifest" if expected is not None else "missing", path=path) from None
+        missing = "missing file named by the manifest" if expected is not None else "missing"
+        raise DataError(missing, path=path) from None
     except OSError as e:
         raise DataError(f"cannot read ({e.strerror or type(e).__name__})", path=path) from None
     if stat.S_ISLNK(st.st_mode):
