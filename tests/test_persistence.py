@@ -357,3 +357,15 @@ def test_a_memory_that_would_not_load_is_never_written(tmp_path):
     with pytest.raises(DataError, match="would not load.*'speaker' is 5.*nothing written"):
         P.save_memory(state, mem.index, folder)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_a_fifo_in_place_of_the_lock_is_an_error_not_a_hang(tmp_path):
+    import os
+
+    folder = _saved(tmp_path)
+    (folder / LOCK_FILE).unlink()
+    os.mkfifo(folder / LOCK_FILE)
+    with pytest.raises(DataError, match="not a regular file"):
+        load(folder)
+    with pytest.raises(DataError, match="not a regular file"):
+        chain().save(folder)

@@ -197,3 +197,17 @@ def test_a_failing_notebook_cell_is_one_line(tmp_path):
         run_notebooks(folder=tmp_path / "books", out=tmp_path / "out", log=lambda *_: None)
     assert "\n" not in str(info.value)
     assert str(info.value).startswith("07_fails.ipynb: cell 2 failed: ValueError: boom")
+
+
+def test_a_cache_folder_that_cannot_be_created_is_one_line(tmp_path, monkeypatch):
+    """Sweep F02: GLONG_CACHE read-only (PermissionError from mkdir; root ignores modes, so the
+    error is raised here rather than by chmod)."""
+    from glong_lib.models import cache_dir
+
+    def refuse(self, *_, **__):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "ro"))
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    with pytest.raises(DataError, match="Operation not permitted.*set GLONG_CACHE to a writable folder"):
+        cache_dir("models")

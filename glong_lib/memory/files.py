@@ -27,16 +27,8 @@ LOCK_FILE = ".glong.lock"
 def locked(folder: Path, exclusive: bool) -> Iterator[bool]:
     """Hold the folder's lock (exclusive to save, shared to load) and say whether one is held: a
     reader finds no lock file in a memory saved before locks existed, and reads unlocked."""
-    if fcntl is None:
-        yield False
-        return
-    flags = (os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY
-    try:
-        fd = os.open(folder / LOCK_FILE, flags | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except OSError as e:
-        if exclusive:
-            raise DataError(f"cannot lock the memory for writing ({e.strerror or type(e).__name__})",
-                            path=folder / LOCK_FILE) from None
+    fd = _open_lock(folder, exclusive) if fcntl is not None else None
+    if fd is None:
         yield False
         return
     try:
@@ -44,6 +36,23 @@ def locked(folder: Path, exclusive: bool) -> Iterator[bool]:
         yield True
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _open_lock(folder: Path, exclusive: bool) -> Optional[int]:
+    """The lock file's descriptor (created by a writer; None for a reader where there is none). Never
+    through a symlink, never blocking on a FIFO put in its place, and only a regular file."""
+    path = folder / LOCK_FILE
+    flags = ((os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY) | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as e:
+        if not exclusive:
+            return None
+        raise DataError(f"cannot lock the memory for writing ({e.strerror or type(e).__name__})", path=path) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DataError("is not a regular file; remove it (it is only a lock)", path=path)
+    return fd
 
 
 def read_own_file(path: Path, expected: Optional[int] = None, limit: Optional[int] = None) -> bytes:
