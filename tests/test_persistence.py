@@ -369,3 +369,15 @@ def test_a_fifo_in_place_of_the_lock_is_an_error_not_a_hang(tmp_path):
         load(folder)
     with pytest.raises(DataError, match="not a regular file"):
         chain().save(folder)
+
+
+def test_a_save_replaces_links_at_its_own_names_never_their_targets(tmp_path):
+    """A damaged memory whose files are links (sweep D03/D04) is replaced by the next save; the
+    files the links point to, outside the folder, are untouched."""
+    folder = _saved(tmp_path)
+    for path in (folder / "manifest.json", _meta(folder)):
+        _symlink_to_copy(path)
+    outside = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    chain().save(folder)
+    assert not any(p.is_symlink() for p in folder.iterdir()) and load(folder).stats()["edges"] == 4
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == outside

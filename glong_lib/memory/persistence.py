@@ -198,6 +198,8 @@ def save_memory(state: dict, index, directory: PathLike) -> Path:
             files["index"] = _write_owned(folder, "entities", ".faiss", blob)
         files["meta"] = _write_owned(folder, "memory", ".json", meta)
         manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "files": files}
+        if (folder / MANIFEST_FILE).is_symlink():  # a link at our name goes; what it points to stays
+            (folder / MANIFEST_FILE).unlink()
         atomic_write_json(folder / MANIFEST_FILE, manifest)  # the commit point
         keep = {f["name"] for f in files.values()}
         for stale in _owned_files(folder) + [folder / LEGACY_META_FILE, folder / LEGACY_INDEX_FILE]:
