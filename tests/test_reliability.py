@@ -211,3 +211,20 @@ def test_a_cache_folder_that_cannot_be_created_is_one_line(tmp_path, monkeypatch
     monkeypatch.setattr(Path, "mkdir", refuse)
     with pytest.raises(DataError, match="Operation not permitted.*set GLONG_CACHE to a writable folder"):
         cache_dir("models")
+
+
+def test_an_unmarked_adapter_in_the_cache_is_marked_once_loaded(tmp_path, monkeypatch):
+    """Adapters trained before markers existed are checked from their first load on; an adapter
+    folder of the user's (outside the cache) is never written to."""
+    from glong_lib.extraction.inference import _mark_cached_adapter
+
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+    cached, users = tmp_path / "cache" / "extractor" / "offline-x", tmp_path / "mine"
+    for folder in (cached, users):
+        folder.mkdir(parents=True)
+        (folder / "adapter_model.safetensors").write_bytes(b"weights")
+        _mark_cached_adapter(folder)
+    assert (cached / ARTIFACT_MARKER).is_file() and not (users / ARTIFACT_MARKER).exists()
+    (cached / "adapter_model.safetensors").write_bytes(b"damaged")
+    with pytest.raises(DataError, match="cached adapter is damaged"):
+        verify_artifact(cached, "adapter")

@@ -9,8 +9,8 @@ from typing import Optional, Sequence, Union
 
 from ..config import Profile, get_profile
 from ..errors import DataError
-from ..io import PathLike, verify_artifact
-from ..models import loading
+from ..io import ARTIFACT_MARKER, PathLike, verify_artifact, write_artifact_marker
+from ..models import cache_dir, loading
 from ..schema import Conversation, Triple
 from ..text import cut_to_tokens, resolve_subject
 from .parsing import parse_output
@@ -207,7 +207,20 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
 
             model = model.to(torch.bfloat16)
     relations = read_training_log(adapter).get("relations")
+    _mark_cached_adapter(adapter)
     return TripleExtractor(tok, model, name="fine-tuned", adapter_dir=adapter, relations=relations)
+
+
+def _mark_cached_adapter(adapter: Path) -> None:
+    """An adapter in glong's own cache trained before artifacts carried checksums gets its marker
+    once it has loaded, so damage from then on is found (:func:`io.verify_artifact`); damage done
+    before cannot be told apart from the weights themselves."""
+    if (adapter / ARTIFACT_MARKER).exists() or adapter.resolve().parent != cache_dir("extractor").resolve():
+        return
+    try:
+        write_artifact_marker(adapter, "lora-adapter")
+    except (DataError, OSError):
+        pass  # a read-only cache: the adapter still works, unchecked as before
 
 
 def extract_conversation(conv: Conversation, extractor: TripleExtractor, sessions: Optional[Sequence[int]] = None,
