@@ -65,6 +65,8 @@ def _need(obj: dict, key: str, kind: Union[type, tuple], path: PathLike, where: 
 
 def _optional(obj: dict, key: str, kind: Union[type, tuple], path: PathLike, where: str, default: Any = None) -> Any:
     """``obj[key]`` of type ``kind`` (a bool is not an int), or ``default`` where absent or null."""
+    if not isinstance(obj, dict):
+        raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=where)
     value = obj.get(key)
     if value is None:
         return default
@@ -76,10 +78,16 @@ def _optional(obj: dict, key: str, kind: Union[type, tuple], path: PathLike, whe
 
 
 def _gap(obj: dict, key: str, path: PathLike, where: str) -> Optional[float]:
-    """A gap in seconds (a finite number >= 0), or None where the data does not say."""
+    """A time gap (a finite number >= 0), or None where the data does not say."""
     value = _optional(obj, key, (int, float), path, where)
-    if value is not None and (isinstance(value, bool) or not 0 <= float(value) < float("inf")):
-        raise DataError(f"'{key}' should be a number of seconds >= 0, got {value!r}", path=path, where=where)
+    if value is None:
+        return None
+    try:
+        ok = not isinstance(value, bool) and 0 <= float(value) < float("inf")
+    except OverflowError:  # an integer beyond float, like 10**400
+        ok = False
+    if not ok:
+        raise DataError(f"'{key}' should be a finite number >= 0, got {str(value)[:40]}", path=path, where=where)
     return value
 
 
@@ -337,15 +345,13 @@ def load_personaext_schema(path: PathLike) -> list[str]:
     """The relation names of PersonaExt's schema file (which has trailing commas)."""
     obj = read_json(path, lenient=True)
     groups = _need(obj, "relation_types", list, path, "top level")
-    return [_need(t, "type", str, path, f"relation group {k}") for k, g in enumerate(groups, start=1)
-            for t in _optional(_dict(g, path, f"relation group {k}"), "types", list, path, f"relation group {k}", [])
-            if not isinstance(t, dict) or "type" in t]
-
-
-def _dict(obj: Any, path: PathLike, where: str) -> dict:
-    if not isinstance(obj, dict):
-        raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=where)
-    return obj
+    names = []
+    for k, group in enumerate(groups, start=1):
+        where = f"relation group {k}"
+        for t in _optional(group, "types", list, path, where, default=[]):
+            if not isinstance(t, dict) or "type" in t:  # entries without a type are notes, skipped
+                names.append(_need(t, "type", str, path, where))
+    return names
 
 
 # --------------------------------------------------------------------------- summaries

@@ -92,6 +92,7 @@ FILES = {  # name -> content (str or bytes) written into the work folder before 
     "conv_session_str.json": _conversation(lambda c: c["sessions"][0].update(session="one")),      # B05
     "conv_gap_str.json": _conversation(lambda c: c["sessions"][0].update(seconds_since_previous="soon")),  # B06
     "conv_date_int.json": _conversation(lambda c: c["sessions"][0].update(date=5)),                # B07
+    "conv_gap_huge.json": _conversation(lambda c: c["sessions"][1].update(seconds_since_previous=10 ** 400)),
     "conv_turnid_list.json": _conversation(lambda c: c["sessions"][0]["turns"][0].update(id=["S1", 1])),  # B08
     "conv_bigint.json": '{"id": "x", "n": ' + "7" * 5000 + "}",                                    # B04
     "conv_surrogate.json": _conversation(lambda c: c["sessions"][0]["turns"][0].update(text="\ud800")),  # B03
@@ -250,6 +251,7 @@ CASES = [
     ("inspect {d}/loop.json", "loop"),                                                              # A06
     ("inspect {d}/conv_session_str.json", "'session' should be int"),                               # B05
     ("inspect {d}/conv_gap_str.json", "'seconds_since_previous' should be"),                        # B06
+    ("inspect {d}/conv_gap_huge.json", "'seconds_since_previous' should be a finite number"),
     ("build {d}/conv_date_int.json --out {d}/new --gold --no-salience", "'date' should be str"),      # B07
     ("build {d}/conv_turnid_list.json --out {d}/new --gold --no-salience", "'id' should be str"),     # B08
     ("inspect {d}/conv_bigint.json", "number too large"),                                           # B04
