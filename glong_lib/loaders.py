@@ -174,7 +174,8 @@ def load_probes(path: PathLike) -> list[QA]:
         out.append(QA(conversation=_need(obj, "conversation", str, path, w),
                       question=_need(obj, "question", str, path, w),
                       answer=str(obj.get("answer", "")), evidence=[str(e) for e in evidence],
-                      category=str(obj.get("category", "")), asked_in_session=obj.get("asked_in_session"),
+                      category=str(obj.get("category", "")),
+                      asked_in_session=_optional(obj, "asked_in_session", int, path, w),
                       id=str(obj.get("id", f"probe-{n}"))))
     return out
 
