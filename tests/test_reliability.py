@@ -228,3 +228,15 @@ def test_an_unmarked_adapter_in_the_cache_is_marked_once_loaded(tmp_path, monkey
     (cached / "adapter_model.safetensors").write_bytes(b"damaged")
     with pytest.raises(DataError, match="cached adapter is damaged"):
         verify_artifact(cached, "adapter")
+
+
+def test_bench_memory_long_session_loads_with_the_asked_triples(tmp_path):
+    """The memory benchmark's input (the benchmark itself loads the salience model: not run here)."""
+    from benchmarks.bench_memory import long_session
+    from glong_lib.loaders import load_conversation
+
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(long_session(7, every=3)))
+    conv = load_conversation(path)
+    assert len(conv.sessions) == 1 and len(conv.turns()) == 7
+    assert [t.id for t in conv.turns() if t.triples] == ["S1:1", "S1:4", "S1:7"]
