@@ -10,12 +10,14 @@ the hub code path can be exercised (and tested) with no network.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from .config import BUNDLED_MINILM, BUNDLED_SMOLLM2, Profile, get_profile
+from .errors import DataError, GLongError
 from .io import publish_folder
 
 # --------------------------------------------------------------------------- cache, device, seed
@@ -24,8 +26,34 @@ def cache_dir(*parts: str) -> Path:
     """The artifact cache (``$GLONG_CACHE``, default ``~/.cache/glong``), created on demand."""
     root = Path(os.environ.get("GLONG_CACHE", Path.home() / ".cache" / "glong")).expanduser()
     path = root.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # GLONG_CACHE is a file, read-only, or on a full disk
+        raise DataError(f"cannot create the cache folder {path} ({e.strerror or type(e).__name__}); "
+                        f"set GLONG_CACHE to a writable folder", path=root) from None
     return path
+
+
+@contextlib.contextmanager
+def loading(what: str, ref: str) -> Iterator[None]:
+    """Turn a failure to load a model or adapter from ``ref`` into one line that says what to do: a
+    local folder (a cache entry) is damaged and should be deleted; a hub id could not be fetched
+    (offline, or not in the hub cache). Loading raises a zoo of types (OSError, SafetensorError,
+    JSONDecodeError, ValueError, KeyError, RuntimeError), none of them a bug of ours."""
+    try:
+        yield
+    except GLongError:
+        raise  # already one line (and a DataError is a ValueError)
+    except (OSError, ValueError, KeyError, RuntimeError, TypeError) as e:
+        reason = " ".join(str(e).split())[:160] or type(e).__name__
+        if Path(ref).is_dir():
+            raise DataError(f"cached {what} is damaged ({type(e).__name__}: {reason}): delete {ref}") from None
+        raise DataError(f"cannot load {what} '{ref}' from the Hugging Face hub ({type(e).__name__}); with no "
+                        f"network use --profile offline, or save it under $GLONG_MODELS_DIR/{ref}") from None
+    except Exception as e:  # safetensors' SafetensorError derives from Exception only
+        if type(e).__name__ != "SafetensorError":
+            raise
+        raise DataError(f"cached {what} is damaged (SafetensorError: {str(e)[:120]}): delete {ref}") from None
 
 
 def choose_device(prefer: Optional[str] = None) -> str:
@@ -107,7 +135,8 @@ def load_encoder(profile: str | Profile = "offline", device: Optional[str] = Non
     ref = str(minilm_path()) if p.encoder == BUNDLED_MINILM else resolve_model(p.encoder)
     key = f"{ref}@{device or 'auto'}"
     if key not in _ENCODERS:
-        _ENCODERS[key] = SentenceTransformer(ref, device=choose_device(device))
+        with loading("encoder", ref):
+            _ENCODERS[key] = SentenceTransformer(ref, device=choose_device(device))
     return _ENCODERS[key]
 
 
@@ -136,7 +165,7 @@ def _convert_smollm2(target: Path) -> Path:
     fresh.generation_config = src.generation_config
     fresh.save_pretrained(tmp)
     tok.save_pretrained(tmp)
-    publish_folder(tmp, target)
+    publish_folder(tmp, target, cache=True)
     return target
 
 
@@ -159,10 +188,11 @@ def load_causal_lm(ref: str = BUNDLED_SMOLLM2, device: Optional[str] = None, att
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = causal_lm_path(ref)
-    tok = AutoTokenizer.from_pretrained(path)
+    with loading("model", path):
+        tok = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=attn)
     tok.padding_side = "left"
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=attn)
     model.to(choose_device(device)).eval()
     return tok, model

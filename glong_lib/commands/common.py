@@ -82,25 +82,40 @@ def finite_json(value: Any) -> Any:
     return value
 
 
+def shown(value: Any) -> str:
+    r"""``value`` as table text: control and bidirectional-override characters escaped, so a name
+    holding a newline cannot break the table and U+202E cannot reverse what follows it on screen.
+
+    >>> print(shown("weird" + chr(10) + "id"), shown("a" + chr(0x202E) + "b"), shown("café 😀"))
+    weird\nid a\u202eb café 😀
+    """
+    import unicodedata
+
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() and unicodedata.category(c) != "Cf" else ascii(c)[1:-1] for c in text)
+
+
 def print_table(rows: dict[str, Any] | list[dict[str, Any]], as_json: bool = False) -> None:
     """Print a dict as two aligned columns, a list of dicts as a table, or either as JSON."""
     if as_json:
         print(json.dumps(finite_json(rows), indent=2, ensure_ascii=False, allow_nan=False))
         return
     if isinstance(rows, dict):
-        width = max(len(str(k)) for k in rows)
+        width = max(len(shown(k)) for k in rows)
         for k, v in rows.items():
-            print(f"{str(k):<{width}}  {v}")
+            print(f"{shown(k):<{width}}  {shown(v)}")
         return
     if not rows:
         print("(nothing)")
         return
     cols = list(rows[0])
-    widths = {c: max(len(str(c)), *(len(str(r.get(c, ""))) for r in rows)) for c in cols}
-    print("  ".join(f"{c:<{widths[c]}}" for c in cols))
+    widths = {c: max(len(shown(c)), *(len(shown(r.get(c, ""))) for r in rows)) for c in cols}
+    print("  ".join(f"{shown(c):<{widths[c]}}" for c in cols))
     print("  ".join("-" * widths[c] for c in cols))
     for r in rows:
-        print("  ".join(f"{str(r.get(c, '')):<{widths[c]}}" for c in cols))
+        print("  ".join(f"{shown(r.get(c, '')):<{widths[c]}}" for c in cols))
 
 
 #: How ``split_list`` names the values it expects, in its messages.
@@ -126,16 +141,30 @@ def split_list(text: str, what: str, kind=str, positive: bool = False) -> list:
     return values
 
 
-def checkpoint_from(args, ignore: tuple[str, ...] = ()):
+def checkpoint_from(args, ignore: tuple[str, ...] = (), value_kind: type = list):
     """The ``io.Checkpoint`` that ``--checkpoint FILE [--resume]`` asks for (None without it). Its
-    settings are every option that changes the results, so a resumed run cannot mix two runs."""
+    settings are every option that changes the results and the content hash of every input file or
+    folder an option names, so a resumed run cannot mix two runs (nor two versions of one file).
+    ``value_kind`` is what each finished unit holds (a damaged line is refused, not used)."""
     if args.checkpoint is None:
         if args.resume:
             raise DataError("--resume needs --checkpoint FILE")
         return None
     skip = {"func", "command", "checkpoint", "resume", "json", *ignore}
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in skip}
-    return Checkpoint(args.checkpoint, settings, resume=args.resume)
+    settings["input hashes"] = {k: input_hash(v) for k, v in sorted(settings.items())
+                                if isinstance(v, str) and v and Path(v).exists()}
+    return Checkpoint(args.checkpoint, settings, resume=args.resume, value_kind=value_kind)
+
+
+def input_hash(path: str | Path) -> str:
+    """A short content hash of a file, or of a folder's files (names and bytes, in name order)."""
+    from ..io import content_key, sha256_file
+
+    p = Path(path)
+    if p.is_dir():
+        return content_key(*[(f.name, sha256_file(f)) for f in sorted(p.iterdir()) if f.is_file()])
+    return sha256_file(p)[:12] if p.is_file() else ""
 
 
 # --------------------------------------------------------------------------- settings as options

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from ..errors import DataError
-from ..io import atomic_write_text, data_path
+from ..io import atomic_write_text, check_output_file, data_path
 from .common import add_profile_option, checkpoint_from, finite_json, number, print_table, profile_from
 
 #: The two prompt variants of ``--variants`` (their names in the tables).
@@ -163,14 +163,14 @@ def evaluate(args, agents, generator, source, convs, price):
     common = dict(turns_per_session=args.turns_per_session or None, max_sessions=args.max_sessions,
                   price=price, progress=not args.json)
     result = run_msc_evaluation(agents, convs, context_scope=args.context_scope,
-                                checkpoint=checkpoint_from(args, ignore=("out",)), **common)
+                                checkpoint=checkpoint_from(args, ignore=("out",), value_kind=dict), **common)
     if not wants_variants(args):
         return result
     suffixed = args.checkpoint.with_name(args.checkpoint.name + ".dialogue") if args.checkpoint else None
     other = run_msc_evaluation({DIALOGUE: GLongAgent(generator, source, name=DIALOGUE)}, convs,
                                context_scope="dialogue", **common,
                                checkpoint=checkpoint_from(argparse.Namespace(**{**vars(args), "checkpoint": suffixed}),
-                                                          ignore=("out",)))
+                                                          ignore=("out",), value_kind=dict))
     return MSCResults(result.records + other.records, result.methods + other.methods,
                       {**result.memory_tokens, **other.memory_tokens}, {**result.wall_s, **other.wall_s},
                       result.price, result.settings)
@@ -190,6 +190,8 @@ def run(args) -> int:
     from ..evaluation.msc import PriceTable
     from ..models import seed_everything
 
+    if args.out:
+        check_output_file(args.out)  # before the run: an --out that cannot be written would discard it
     seed_everything(args.seed)
     path, convs, mode = load_msc(args)
     source = TripleSource(mode, score=not args.no_salience, profile=profile_from(args), scope=args.scope)
@@ -226,7 +228,7 @@ def run(args) -> int:
 
 def as_json(data: dict) -> str:
     """``data`` as JSON text: NaN and infinity as null, anything else unknown as its string."""
-    return json.dumps(finite_json(data), indent=2, ensure_ascii=False, default=str)
+    return json.dumps(finite_json(data), indent=2, ensure_ascii=False, default=str, allow_nan=False)
 
 
 def print_tables(result, price, smoothed: bool = False, replies: bool = True) -> None:

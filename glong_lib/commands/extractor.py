@@ -35,7 +35,9 @@ def register(sub) -> None:
 
 def run_train(args) -> int:
     from ..extraction import load_pairs, read_training_log, train_extractor
+    from ..io import check_artifact_target
 
+    check_artifact_target(args.out)  # before minutes of training: a folder of the user's files is never replaced
     pairs = load_pairs(args.data)
     out = train_extractor(pairs, args.profile, max_steps=args.max_steps, out=args.out, seed=args.seed,
                           max_train=args.max_train, force=True)
@@ -70,9 +72,10 @@ def extraction_rows(conversations, extractor, sessions=None, batch_size: int = 8
 
 def run_extract(args) -> int:
     from ..extraction import load_extractor
-    from ..io import save_jsonl
+    from ..io import check_output_file, save_jsonl
     from ..loaders import load_conversations
 
+    check_output_file(args.out)
     conversations = load_conversations(args.input)  # bad input fails here, before any model loads
     if args.sessions:
         known = {s.index for c in conversations for s in c.sessions}

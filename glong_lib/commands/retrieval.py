@@ -141,7 +141,10 @@ def run_eval(args) -> int:
     from ..evaluation.retrieval import DEFAULT_METHODS, METHODS, evaluate_probes
 
     default = DEFAULT_METHODS + (("dense-turns", "bm25-turns") if args.memory_from == "observations" else ())
-    methods = [m.strip() for m in (args.methods or ",".join(default)).split(",") if m.strip()]
+    named = args.methods if args.methods is not None else ",".join(default)
+    methods = [m.strip() for m in named.split(",") if m.strip()]
+    if not methods:  # --methods '' is a slip, not "every method"
+        raise DataError("--methods is empty")
     if args.memory_from != "turns" and not args.locomo:
         raise DataError("--memory-from observations needs --locomo (the probes have no observation sentences)")
     unknown = [m for m in methods if m not in METHODS]

@@ -46,7 +46,7 @@ from ..dates import edge_date
 from ..errors import DataError
 from ..models import load_encoder
 from ..schema import Conversation, MemoryEdge, Session, Triple
-from ..text import entity_label, normalise_entity, normalise_relation, same_numbers
+from ..text import entity_label, may_merge, normalise_entity, normalise_relation
 from ..vectors import unit_vectors
 from .hash_encoder import HashEncoder  # noqa: F401  (re-exported: memories in tests use it)
 from .persistence import FORMAT_VERSION, read_memory, save_memory
@@ -172,7 +172,7 @@ class GraphMemory:
                 j = int(np.argmax(sims))
                 if float(sims[j]) > score:
                     score, target = float(sims[j]), names[todo[j]]
-            if target is not None and score >= self.merge_threshold and same_numbers(names[i], target):
+            if target is not None and score >= self.merge_threshold and may_merge(names[i], target):
                 self.aliases[names[i]] = target
                 self.merges.append({"alias": names[i], "canonical": target, "score": round(score, 6),
                                     "time_s": float(time_s[i]), "session": session[i]})
