@@ -53,5 +53,5 @@ for name in names:
 print(f"{len(wanted)} shipped data files found, {len(names)} modules imported")
 PY
 "$V/glong" eval-retrieval --probes --methods bm25 --k 1,5
-"$V/glong" inspect "$("$V/python" -c 'import glong_lib.io as io; print(io.data_path("conversations"))')" > /dev/null
+"$V/glong" inspect "$("$V/python" -c 'import glong_lib.io as io; print(io.data_path("probes.jsonl"))')" > /dev/null
 echo "== installed check passed in $((SECONDS - START)) s"
