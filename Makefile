@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run smoke test bench mutation clean
+.PHONY: setup run smoke test test-hub lint bench bench-full mutation clean
 
 setup: $(VENV)/.installed
 
@@ -31,11 +31,33 @@ smoke: setup
 test: setup
 	$(BIN)/python -m pytest
 
-bench: setup
-	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+# notebooks 02 and 04 under the hub profile, from locally saved stand-ins of the hub models
+test-hub: setup
+	GLONG_HUB_NOTEBOOKS=1 $(BIN)/python -m pytest tests/test_notebooks.py -k hub_code_path
 
-mutation: setup
-	$(BIN)/pip install --quiet mutmut
+lint: setup
+	$(BIN)/python -m ruff check glong_lib tests benchmarks conftest.py
+
+# Every benchmark at its smallest size (seconds each; see benchmarks/README.md); bench-full runs the
+# real sizes (hours, model training; the real-data parts only where GLONG_REAL_DATA is set).
+# Each writes its results to $(BENCH_OUT)/<name>.json.
+BENCHES   = $(basename $(notdir $(wildcard benchmarks/bench_*.py)))
+BENCH_OUT ?= build/bench
+
+bench: setup
+	mkdir -p $(BENCH_OUT)
+	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --quick --json $(BENCH_OUT)/$$b.json || exit 1; done
+
+bench-full: setup
+	mkdir -p $(BENCH_OUT)
+	for b in $(BENCHES); do $(BIN)/python -m benchmarks.$$b --json $(BENCH_OUT)/$$b.json || exit 1; done
+
+# the dev extra (mutmut) on top of the test environment, reinstalled when pyproject.toml changes
+$(VENV)/.dev-installed: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+mutation: $(VENV)/.dev-installed
 	HYPOTHESIS_PROFILE=mutation $(BIN)/mutmut run; $(BIN)/mutmut results
 
 clean:

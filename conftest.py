@@ -2,9 +2,10 @@
 inside tests/ or notebooks/ would be imported twice under the same module name).
 
 * Offline: no model hub.
-* nbval re-runs the committed notebooks in smoke mode (the cells it compares are marked
-  NBVAL_CHECK_OUTPUT and do not depend on the mode), with figures sent to a scratch folder so the
-  committed figures/ stay as the full run left them (``viz.save_figure`` honours GLONG_FIGURES_DIR).
+* Notebooks run once each, in smoke mode (``tests/test_notebooks.py``), with figures sent to a
+  scratch folder so the committed figures/ stay as the full run left them (``viz.save_figure``
+  honours GLONG_FIGURES_DIR); the outputs of cells marked NBVAL_CHECK_OUTPUT (which do not depend
+  on the mode) are compared with the committed ones there.
 * Fixtures for the sample data and the real data sets (skipped where GLONG_REAL_DATA is unset).
 """
 

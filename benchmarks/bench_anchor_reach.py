@@ -13,17 +13,23 @@ settings, sentences without triples kept whole), with the same memory the ladder
 It answers "why does a better extractor not help G-Long's recommended setting": longer objects
 make the entity nodes more specific, so they take the anchor places that speakers took before.
 
-    GLONG_REAL_DATA=../shared/data python benchmarks/bench_anchor_reach.py \\
+An investigation (issue 14), kept to re-run when the extractor changes.
+
+Run time on 2 shared cores: ``--quick`` does no model work and needs no data: it only checks the
+options and writes ``{"skipped": ...}`` (every number here needs LoCoMo and trained adapters); the full
+run is minutes per adapter with its LoCoMo triples cached, about an hour per adapter cold.
+
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_anchor_reach \\
         --adapters ~/.cache/glong/extractor/offline-db4d32499ce4 ~/.cache/glong/extractor/offline-59e2c4ca5ca2
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from benchmarks._common import bench_parser, real_data_dir, write_results
 from glong_lib.config import RECOMMENDED_RETRIEVAL
 from glong_lib.evaluation.locomo import extracted_triples, locomo_units, with_unextracted
 from glong_lib.evaluation.retrieval import memory_before, primed_encoder, question_time
@@ -40,11 +46,11 @@ def reach(path: Path, adapter: Path, encoder, conversations=None) -> dict[str, f
     _, units, questions, _ = locomo_units(path, "observations", conversations)
     triples = {c.id: with_unextracted(c, extracted_triples(c, extractor)) for c in units}
     cached = primed_encoder(encoder, questions, units, [t for ts in triples.values() for t in ts])
-    settings = RECOMMENDED_RETRIEVAL.as_kwargs()
+    settings = replace(RECOMMENDED_RETRIEVAL, k=5)
     rows = []
     for conv in units:
         memory = memory_before(conv, None, cached, triples[conv.id])
-        retriever = AssociativeRetriever(memory, **{**settings, "k": 5})
+        retriever = AssociativeRetriever(memory, settings)
         hubs, n_edges = hub_nodes(memory), max(1, len(memory.edge_ids()))
         for q in (q for q in questions if q.conversation == conv.id):
             trace = retriever.retrieve(q.question, question_time(conv, q)).trace
@@ -58,19 +64,25 @@ def reach(path: Path, adapter: Path, encoder, conversations=None) -> dict[str, f
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--adapters", type=Path, nargs="+", required=True)
+    parser = bench_parser(__doc__)
+    parser.add_argument("--adapters", type=Path, nargs="+", default=[], help="extractor adapter folders")
     parser.add_argument("--conversations", type=int, default=None)
     args = parser.parse_args(argv)
-    if not os.environ.get("GLONG_REAL_DATA"):
-        print("skipped: set GLONG_REAL_DATA to the real data folder")
+    path = real_data_dir("locomo", "locomo_dev.json")
+    skipped = ("--quick does no model work" if args.quick else
+               "set GLONG_REAL_DATA to the real data folder" if path is None else
+               "give --adapters" if not args.adapters else None)
+    if skipped:
+        print(f"skipped: {skipped}")
+        write_results(args.json, {"skipped": skipped})
         return 0
-    path = Path(os.environ["GLONG_REAL_DATA"]) / "locomo" / "locomo_dev.json"
     encoder = load_encoder("offline")
+    results = {}
     for adapter in args.adapters:
-        result = reach(path, adapter, encoder, args.conversations)
+        results[adapter.name] = reach(path, adapter, encoder, args.conversations)
         print(f"{adapter.name}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                                                for k, v in result.items()))
+                                                for k, v in results[adapter.name].items()))
+    write_results(args.json, {"adapters": results})
     return 0
 
 

@@ -15,25 +15,29 @@
 
 Timings are for this machine and its load; say which when you report them.
 
-    python benchmarks/bench_extraction.py                      # gold (all 492 turns) + throughput (+ PersonaExt)
-    python benchmarks/bench_extraction.py --n-gold 40 --json
-    python benchmarks/bench_extraction.py --parts throughput --batch-sizes 8 16 32   # on a quiet machine
+Run time on 2 shared cores: ``--quick`` (the smoke profile's extractor, trained 6 steps and cached;
+4 gold turns, throughput on 4 utterances at batch size 4; no PersonaExt) about 1 minute cold, 30 s
+warm; the full run about 30 minutes with the adapter cached (PersonaExt trains one more).
+
+    python -m benchmarks.bench_extraction                      # gold (all 492 turns) + throughput (+ PersonaExt)
+    python -m benchmarks.bench_extraction --n-gold 40 --json extraction.json
+    python -m benchmarks.bench_extraction --parts throughput --batch-sizes 8 16 32   # on a quiet machine
+    python -m benchmarks.bench_extraction --quick --json extraction.json
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
-from pathlib import Path
 
+from benchmarks._common import bench_parser, real_data_dir, write_results
 from glong_lib import extraction as ex
+from glong_lib.config import get_profile
 from glong_lib.evaluation import extraction as EX
+from glong_lib.io import data_path
 from glong_lib.loaders import load_conversations
 
-ROOT = Path(__file__).resolve().parent.parent
 SHOWN = ("f1 exact", "f1 norm", "precision norm", "recall norm", "f1 partial", "fact detection f1",
          "relation accuracy", "unparseable rate", "utterances/s")
 
@@ -58,14 +62,14 @@ def throughput(extractor, utterances: list[str], batch_sizes: list[int], label: 
     return out, answers
 
 
-def throughput_sets(profile: str, gold_turns, n: int, batch_sizes: list[int]) -> dict:
+def throughput_sets(profile, gold_turns, n: int, batch_sizes: list[int]) -> dict:
     """Throughput in float32 and bfloat16 on the shipped gold turns and (real data) LoCoMo turns."""
     sets = {"shipped gold turns": [t.text for t in gold_turns][:n]}
-    real = os.environ.get("GLONG_REAL_DATA")
-    if real and (Path(real) / "locomo" / "locomo_dev.json").is_file():
+    locomo = real_data_dir("locomo", "locomo_dev.json")
+    if locomo is not None:
         from glong_lib.loaders import load_locomo
 
-        conversations, _ = load_locomo(Path(real) / "locomo" / "locomo_dev.json")
+        conversations, _ = load_locomo(locomo)
         sets["LoCoMo turns"] = [t.text for t in conversations[0].turns()][:n]
     results: dict = {}
     answers: dict[str, list] = {name: [] for name in sets}  # float32's, then bfloat16's
@@ -81,8 +85,12 @@ def throughput_sets(profile: str, gold_turns, n: int, batch_sizes: list[int]) ->
     return results
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+#: ``--quick``: the smallest run that still loads and runs every model (the smoke profile's adapter).
+QUICK = dict(n_gold=4, throughput_n=4, batch_sizes=[4], parts=["gold", "throughput"])
+
+
+def parse_args(argv=None):
+    parser = bench_parser(__doc__)
     parser.add_argument("--profile", default="offline")
     parser.add_argument("--n-gold", type=int, default=None, help="gold turns scored (seeded sample; default all)")
     parser.add_argument("--parts", nargs="*", default=["gold", "throughput", "personaext"],
@@ -94,16 +102,23 @@ def main(argv=None) -> int:
     parser.add_argument("--real-dev", type=int, default=200, help="PersonaExt dev utterances scored")
     parser.add_argument("--real-steps", type=int, default=None, help="PersonaExt training steps (default: profile's)")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--json", action="store_true", help="also print all results as JSON")
     args = parser.parse_args(argv)
-    results: dict = {"machine": f"{os.cpu_count()} CPUs", "profile": args.profile}
+    if args.quick:
+        vars(args).update(QUICK)
+    return args
 
-    turns = EX.gold_turns(load_conversations(ROOT / "data" / "conversations"), args.n_gold, seed=args.seed)
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    profile = get_profile(args.profile).smoke() if args.quick else get_profile(args.profile)
+    results: dict = {"machine": f"{os.cpu_count()} CPUs", "profile": profile.name + (" (smoke)" if args.quick else "")}
+
+    turns = EX.gold_turns(load_conversations(data_path("conversations")), args.n_gold, seed=args.seed)
     # the zero-shot baseline is scored by the gold and PersonaExt parts only
-    zero = ex.load_extractor(args.profile, zero_shot=True) if {"gold", "personaext"} & set(args.parts) else None
+    zero = ex.load_extractor(profile, zero_shot=True) if {"gold", "personaext"} & set(args.parts) else None
     if "gold" in args.parts or "throughput" in args.parts:
         start = time.perf_counter()
-        fine = ex.load_extractor(args.profile)
+        fine = ex.load_extractor(profile)
         results["adapter ready s"] = round(time.perf_counter() - start, 1)
     if "gold" in args.parts:
         print(f"== shipped gold (data/conversations): {len(turns)} turns, "
@@ -113,7 +128,7 @@ def main(argv=None) -> int:
 
     if "throughput" in args.parts:
         print("\n== throughput (fine-tuned, greedy, batched)")
-        results["utterances/s by batch size"] = throughput_sets(args.profile, turns, args.throughput_n,
+        results["utterances/s by batch size"] = throughput_sets(profile, turns, args.throughput_n,
                                                                 args.batch_sizes)
 
     if "personaext" in args.parts and not ex.personaext_path():
@@ -123,15 +138,14 @@ def main(argv=None) -> int:
         pairs = ex.load_pairs(ex.personaext_path())
         train, dev = ex.split_pairs(pairs, 0.1, args.seed, max_train=args.real_train, max_dev=args.real_dev)
         start = time.perf_counter()
-        adapter = ex.train_extractor(train, args.profile, max_steps=args.real_steps, seed=args.seed)
+        adapter = ex.train_extractor(train, profile, max_steps=args.real_steps, seed=args.seed)
         results["personaext train s"] = round(time.perf_counter() - start, 1)
-        real_models = {"zero-shot": zero, "fine-tuned": ex.load_extractor(args.profile, adapter=adapter)}
+        real_models = {"zero-shot": zero, "fine-tuned": ex.load_extractor(profile, adapter=adapter)}
         results["personaext"] = compare(
             real_models, lambda m: EX.evaluate_on_pairs(m, dev, args.batch_size, progress=False)[0])
         print(f"trained on {len(train)} utterances, scored on {len(dev)} held-out utterances")
 
-    if args.json:
-        print(json.dumps(results, indent=1, default=str))
+    write_results(args.json, results)
     return 0
 
 

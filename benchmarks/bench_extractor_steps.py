@@ -12,44 +12,60 @@ every snapshot greedily on
 and prints exact and normalised F1 with the training minutes each snapshot cost. The final
 adapter is the one the profile uses when ``max_steps`` equals ``--steps`` (same cache key).
 
-    python benchmarks/bench_extractor_steps.py --steps 400 --real-dev 150
+An investigation (it chose the profile's 400 steps), kept to re-run when the recipe changes.
+
+Run time on 2 shared cores: ``--quick`` (the smoke profile, 4 steps with a snapshot at 2, one
+dev-loss evaluation, 4 dev utterances scored, no PersonaExt) about 1 minute; the full run about 20
+minutes of training plus the scoring (an hour or more with PersonaExt).
+
+    python -m benchmarks.bench_extractor_steps --steps 400 --real-dev 150 --json steps.json
+    python -m benchmarks.bench_extractor_steps --quick --json steps.json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from pathlib import Path
 
+from benchmarks._common import bench_parser, write_results
 from glong_lib import extraction as ex
+from glong_lib.config import get_profile
 from glong_lib.evaluation import extraction as EX
 from glong_lib.models import cache_dir
 
+#: ``--quick``: train the smoke profile this many steps, two snapshots, score this many dev utterances.
+QUICK_STEPS, QUICK_DEV = 4, 4
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+
+def parse_args(argv=None):
+    parser = bench_parser(__doc__)
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--points", type=int, default=5, help="snapshots (evenly spaced, the last at --steps)")
     parser.add_argument("--real-dev", type=int, default=150, help="held-out PersonaExt utterances scored")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.points = QUICK_STEPS, 2
+    return args
 
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    profile = get_profile("offline").smoke() if args.quick else get_profile("offline")
     pairs = ex.load_pairs()
-    _, dev = ex.split_pairs(pairs, 0.1, args.seed)
+    _, dev = ex.split_pairs(pairs, 0.1, args.seed, max_dev=QUICK_DEV if args.quick else None)
     sets = {"shipped dev": dev}
-    if ex.personaext_path():
+    if ex.personaext_path() and not args.quick:
         persona = ex.load_pairs(ex.personaext_path())
         sets["PersonaExt held out"] = ex.split_pairs(persona, 0.1, args.seed, max_dev=args.real_dev)[1]
     else:
         print("(PersonaExt skipped: set GLONG_REAL_DATA to the real data folder)")
 
-    settings = ex.train_settings(pairs, "offline", max_steps=args.steps, seed=args.seed)
+    settings = ex.train_settings(pairs, profile, max_steps=args.steps, seed=args.seed)
     snapshots = cache_dir("extractor-snapshots") / settings.key()
     steps = sorted({round(args.steps * (i + 1) / args.points) for i in range(args.points)})
-    final = ex.train_extractor(pairs, "offline", max_steps=args.steps, seed=args.seed,
-                               snapshot_steps=steps[:-1], snapshot_dir=snapshots)
+    final = ex.train_extractor(pairs, profile, max_steps=args.steps, seed=args.seed, snapshot_steps=steps[:-1],
+                               snapshot_dir=snapshots, eval_points=1 if args.quick else 4)
     log = ex.read_training_log(final)
     seconds_per_step = log["train_seconds"] / log["steps"]
     print(f"trained {log['steps']} steps in {log['train_seconds']:.0f} s ({seconds_per_step:.2f} s/step), "
@@ -58,7 +74,7 @@ def main(argv=None) -> int:
     rows = []
     for step in steps:
         folder = final if step == steps[-1] else snapshots / f"step-{step}"
-        model = ex.load_extractor("offline", adapter=folder)
+        model = ex.load_extractor(profile, adapter=folder)
         row = {"step": step, "train minutes": round(step * seconds_per_step / 60, 1)}
         for name, items in sets.items():
             report, _ = EX.evaluate_on_pairs(model, items, batch_size=16, progress=False)
@@ -73,9 +89,8 @@ def main(argv=None) -> int:
         print(f"{row['step']:>6}{row['train minutes']:>9}"
               + "".join(f"{row[name][k]:>34}" for name in sets for k in ("f1 norm", "f1 partial")))
     print("(scored on: " + ", ".join(f"{name} {len(items)} utterances" for name, items in sets.items()) + ")")
-    if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "sizes": {k: len(v) for k, v in sets.items()},
-                                         "train_seconds": log["train_seconds"]}, indent=1))
+    write_results(args.json, {"rows": rows, "sizes": {k: len(v) for k, v in sets.items()},
+                              "train_seconds": log["train_seconds"]})
     return 0
 
 

@@ -6,16 +6,34 @@ hubs), inserted session by session (1,000 edges per ``add_triples`` call). Entit
 measure the memory (faiss + networkx + bookkeeping), not the encoder; real MiniLM encoding adds
 about 1.2 ms per new entity on 2 CPU cores (MiniLM encodes about 800 short sentences a second there).
 
-    python benchmarks/bench_memory.py                 # 1k, 10k, 100k edges
-    python benchmarks/bench_memory.py --sizes 1000 --json
+Run time on 2 shared cores: ``--quick`` (1k edges) about 2 s; the full run (1k, 10k, 100k edges, both
+policies) a few minutes.
+
+    python -m benchmarks.bench_memory                 # 1k, 10k, 100k edges
+    python -m benchmarks.bench_memory --quick --json memory.json
+
+``--session-turns`` measures something else: peak resident memory of the default ``glong build --gold``
+(decoder salience on) over ONE session of N turns, each N in its own process (``os.wait4`` gives
+that process's peak RSS). The decoder source reads a long session in windows
+(``salience.decoder_only.WINDOW_TOKENS``), so the peak should stay flat as N grows; read whole, a
+2,000-turn session took 7.4 GB and then failed (reliability sweep, case A13).
+
+    python -m benchmarks.bench_memory --session-turns 100 500 1000 2000 5000 --triple-every 1000
+
+Measured (2 shared cores, 4 Dec 2026, ``--triple-every 1000``: 1-5 windows read): peak RSS 1,431 /
+1,413 / 1,427 / 1,496 / 1,692 MB at 100 / 500 / 1,000 / 2,000 / 5,000 turns; 100 turns with a triple on
+every turn: 1,430 MB; 2,000 turns with a triple on every turn (all 16-odd windows read, the sweep's
+case A13): 1,692 MB, exit 0 (2,138 s on the loaded machine). Before the windows, 2,000 turns took
+7.4 GB and then failed on a 51.8 GB allocation.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,25 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
-from glong_lib.memory import SINGLE_VALUED_RELATIONS, GraphMemory, HashEncoder
+from benchmarks._common import bench_parser, fake_encoder, write_results
+from glong_lib.memory import SINGLE_VALUED_RELATIONS, GraphMemory
 from glong_lib.schema import Triple
 
 RELATIONS = sorted(SINGLE_VALUED_RELATIONS) + ["like_food", "like_activity", "have_pet", "has_ability", "plan",
                                               "own", "like_music", "have_family", "favorite_book", "want_do"]
 BATCH = 1000
-
-
-class CachedEncoder(HashEncoder):
-    """HashEncoder with vectors drawn once up front (a fixed table), so encoding costs nothing."""
-
-    def __init__(self, names: list[str], dim: int = 384):
-        super().__init__(dim)
-        vecs = np.random.default_rng(0).standard_normal((len(names), dim)).astype(np.float32)
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        self.table = dict(zip(names, vecs))
-
-    def encode(self, texts, normalize_embeddings=True, **_):
-        return np.stack([self.table[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 
 def synthetic(n_edges: int, seed: int = 0) -> tuple[list[Triple], list[str]]:
@@ -76,7 +82,8 @@ def dir_bytes(folder: Path) -> int:
 
 def bench(n_edges: int, policy: str, queries: int = 200) -> dict:
     triples, names = synthetic(n_edges)
-    encoder = CachedEncoder(names)
+    encoder = fake_encoder()
+    encoder.prime(names)  # every vector drawn before the clock starts: the timing is the memory's
     mem = GraphMemory(encoder=encoder, policy=policy, merge_threshold=0.999)
     start = time.perf_counter()
     for b in range(0, n_edges, BATCH):
@@ -113,24 +120,67 @@ def bench(n_edges: int, policy: str, queries: int = 200) -> dict:
             "load s": round(load_s, 2)}
 
 
+def long_session(n_turns: int, every: int = 1) -> dict:
+    """One conversation of one ``n_turns``-turn session in this project's format, a gold triple on
+    every ``every``-th turn from the first (varied words, so the windows read real text). Windows
+    without a triple are not read: a large ``every`` measures the peak of a long session in little
+    time (the peak is one window's, whichever)."""
+    rng = random.Random(n_turns)
+    foods, places = ["pasta", "tacos", "ramen", "curry", "salad"], ["Denver", "Lisbon", "Osaka", "Lima", "Oslo"]
+    turns = []
+    for k in range(1, n_turns + 1):
+        food, place = rng.choice(foods), rng.choice(places)
+        triples = [{"subject": "AB"[k % 2], "relation": "like_food", "object": food}] if k % every == 1 % every else []
+        turns.append({"id": f"S1:{k}", "speaker": "AB"[k % 2],
+                      "text": f"Turn {k}: I had {food} in {place} with my friend number {k}.", "triples": triples})
+    return {"format": "glong-conversation", "id": f"long-{n_turns}", "speakers": ["A", "B"],
+            "sessions": [{"session": 1, "turns": turns}]}
+
+
+def build_peak_rss(n_turns: int, folder: Path, every: int = 1) -> dict:
+    """Peak RSS (MB) and seconds of ``glong build --gold`` (default salience) on one long session."""
+    conv = folder / f"long-{n_turns}.json"
+    conv.write_text(json.dumps(long_session(n_turns, every)))
+    start = time.perf_counter()
+    log = open(folder / f"long-{n_turns}.err", "w+b")  # a file, not a pipe: a full pipe would block the child
+    child = subprocess.Popen(
+        [sys.executable, "-m", "glong_lib.cli", "build", str(conv), "--gold", "--out", str(folder / f"m{n_turns}")],
+        stdout=subprocess.DEVNULL, stderr=log)
+    _, status, usage = os.wait4(child.pid, 0)
+    log.seek(0)
+    err = log.read().decode(errors="replace").strip().splitlines()
+    log.close()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return {"turns": n_turns, "triples": -(-n_turns // every), "exit": child.returncode,
+            "peak RSS MB": round(usage.ru_maxrss / 1024),
+            "seconds": round(time.perf_counter() - start, 1),
+            "error": err[-1][:120] if child.returncode and err else ""}
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = bench_parser(__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--policies", nargs="+", default=["append", "supersede"])
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--session-turns", type=int, nargs="+", default=None,
+                    help="instead: peak RSS of `glong build --gold` on one session of each length")
+    ap.add_argument("--triple-every", type=int, default=1,
+                    help="with --session-turns: a gold triple on every K-th turn only (fewer windows to read)")
     args = ap.parse_args(argv)
+    sizes = [1000] if args.quick else args.sizes
     rows = []
-    for n in args.sizes:
+    if args.session_turns:
+        with tempfile.TemporaryDirectory() as scratch:
+            for n in ([100] if args.quick else args.session_turns):
+                rows.append(build_peak_rss(n, Path(scratch), args.triple_every))
+                print(json.dumps(rows[-1]), file=sys.stderr)
+    for n in sizes if not args.session_turns else []:
         for policy in args.policies:
             rows.append(bench(n, policy))
-            if not args.json:
-                print(json.dumps(rows[-1]), file=sys.stderr)
-    if args.json:
-        print(json.dumps(rows, indent=1))
-    else:
-        from glong_lib.commands.common import print_table
+            print(json.dumps(rows[-1]), file=sys.stderr)
+    from glong_lib.commands.common import print_table
 
-        print_table(rows)
+    print_table(rows)
+    write_results(args.json, {"rows": rows})
     return 0
 
 

@@ -16,58 +16,41 @@
    a busy 2-core machine their spin-waiting tripled the anchor search time at 100k edges
    (measured: 48 ms with 2 threads, 15 ms with 1, flat search over 46k nodes).
 
-    python benchmarks/bench_retrieval.py                       # both parts (LoCoMo when the data is set)
-    python benchmarks/bench_retrieval.py --skip-locomo --sizes 1000 10000
-    GLONG_REAL_DATA=../shared/data python benchmarks/bench_retrieval.py --skip-latency --conversations 1 --max-turns 200
+Run time on 2 shared cores: ``--quick`` (latency at 1k edges, 20 queries, no LoCoMo) about 2 s; the
+full latency part (1k, 10k, 100k edges) a few minutes; the LoCoMo part about an hour cold (the extractor
+over every conversation; cached after) and 10-20 minutes warm.
+
+    python -m benchmarks.bench_retrieval                       # both parts (LoCoMo when the data is set)
+    python -m benchmarks.bench_retrieval --skip-locomo --sizes 1000 10000
+    python -m benchmarks.bench_retrieval --quick --json retrieval.json
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_retrieval --skip-latency --conversations 1 --max-turns 200
     # answer-word coverage of the current adapter's triples beside an earlier adapter's (before/after)
-    GLONG_REAL_DATA=../shared/data python benchmarks/bench_retrieval.py --skip-latency --baseline-adapter ~/.cache/glong/extractor/offline-db4d32499ce4
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_retrieval --skip-latency --baseline-adapter ~/.cache/glong/extractor/offline-db4d32499ce4
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import os
 import random
 import statistics
 import sys
 import time
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Optional
 
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_memory import BATCH, synthetic  # noqa: E402  (the same synthetic memories as the memory benchmark)
-
-from glong_lib.config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL  # noqa: E402
-from glong_lib.memory import GraphMemory, HashEncoder  # noqa: E402
-from glong_lib.retrieval import PAPER_LAMBDA, AssociativeRetriever, PPRRetriever  # noqa: E402
-
-
-class FakeEncoder(HashEncoder):
-    """Random unit vectors, one per distinct string, memoised (so repeated texts cost nothing)."""
-
-    def __init__(self, dim: int = 384):
-        super().__init__(dim)
-        self.seen: dict[str, np.ndarray] = {}
-
-    def encode(self, texts, normalize_embeddings=True, **_):
-        missing = [t for t in dict.fromkeys(texts) if t not in self.seen]
-        if missing:
-            self.seen.update(zip(missing, super().encode(missing, normalize_embeddings=True)))
-        return np.stack([self.seen[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-
-
-def percentiles(seconds: list[float]) -> dict[str, float]:
-    ms = sorted(s * 1000 for s in seconds)
-    return {"p50_ms": round(statistics.median(ms), 2), "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 2)}
+from benchmarks._common import bench_parser, fake_encoder, percentiles, real_data_dir, time_calls, write_results
+from benchmarks.bench_memory import BATCH, synthetic  # the same synthetic memories as the memory benchmark
+from glong_lib.config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL, RetrievalSettings
+from glong_lib.memory import GraphMemory
+from glong_lib.retrieval import PAPER_LAMBDA, AssociativeRetriever, PPRRetriever
 
 
 def build(n_edges: int) -> tuple[GraphMemory, list[str], list[str], float]:
     triples, names = synthetic(n_edges)
     speakers = sorted({t.subject for t in triples if t.subject.startswith("speaker")})
-    memory = GraphMemory(encoder=FakeEncoder())
+    memory = GraphMemory(encoder=fake_encoder())
     start = time.perf_counter()
     for i in range(0, len(triples), BATCH):
         memory.add_triples(triples[i:i + BATCH], time_s=float(i), session=i // BATCH + 1)
@@ -75,12 +58,8 @@ def build(n_edges: int) -> tuple[GraphMemory, list[str], list[str], float]:
 
 
 def time_queries(retriever, queries: list[str], now_s: float) -> list[float]:
-    out = []
-    for q in queries:
-        start = time.perf_counter()
-        retriever.retrieve(q, now_s=now_s)
-        out.append(time.perf_counter() - start)
-    return out
+    """Seconds of each ``retriever.retrieve(q)``, asked at ``now_s``."""
+    return time_calls(lambda q: retriever.retrieve(q, now_s=now_s), queries)
 
 
 def latency(sizes: list[int], n_queries: int, seed: int = 0) -> list[dict]:
@@ -113,48 +92,57 @@ def latency(sizes: list[int], n_queries: int, seed: int = 0) -> list[dict]:
 
 
 #: The paper's retrieval settings (Appendix B, the reference code's dedup) and the one these runs
-#: recommend, as G-Long parameters (``AssociativeRetriever``).
-PAPER = PAPER_RETRIEVAL.as_kwargs()
-RECOMMENDED = RECOMMENDED_RETRIEVAL.as_kwargs()  # k is set by the evaluation (the deepest cut-off)
+#: recommend (``k`` is set by the evaluation: the deepest cut-off).
+PAPER = PAPER_RETRIEVAL
+RECOMMENDED = RECOMMENDED_RETRIEVAL
 
 #: Recency rates swept (per second) and their half-lives.
 LAMBDAS = [0.0, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5]
 
+#: A variant: a method of ``retrieval.METHODS`` and its G-Long settings (None: the method has none).
+Variant = tuple[str, Optional[RetrievalSettings]]
 
-def paper_variants(memory_from: str) -> dict[str, tuple[str, dict]]:
+
+def paper_variants(memory_from: str) -> dict[str, Variant]:
     """Retrievers over the paper's memory (the extracted triples only): references over raw turns
     and over the same units, the paper's G-Long and its controls, and one-factor sweeps from it."""
-    v: dict[str, tuple[str, dict]] = {}
+    v: dict[str, Variant] = {}
     if memory_from == "observations":
-        v["dense over turns"] = ("dense-turns", {})
-        v["bm25 over turns"] = ("bm25-turns", {})
-    v[f"dense over {memory_from}"] = ("dense", {})
-    v[f"bm25 over {memory_from}"] = ("bm25", {})
+        v["dense over turns"] = ("dense-turns", None)
+        v["bm25 over turns"] = ("bm25-turns", None)
+    v[f"dense over {memory_from}"] = ("dense", None)
+    v[f"bm25 over {memory_from}"] = ("bm25", None)
     v["G-Long, paper"] = ("glong", PAPER)
     v["flat edges, paper"] = ("flat", PAPER)
     v["PPR, paper"] = ("ppr", PAPER)
-    v["G-Long, paper, L=2"] = ("glong", {**PAPER, "hops": 2})
-    v["G-Long, paper, no dedup"] = ("glong", {**PAPER, "dedup": False})
+    v["G-Long, paper, L=2"] = ("glong", replace(PAPER, hops=2))
+    v["G-Long, paper, no dedup"] = ("glong", replace(PAPER, dedup=False))
     for text in ("source", "both"):
-        v[f"G-Long, paper, edge text {text}"] = ("glong", {**PAPER, "edge_text": text})
-    v["G-Long, paper, hubs skipped"] = ("glong", {**PAPER, "hubs": "skip"})
+        v[f"G-Long, paper, edge text {text}"] = ("glong", replace(PAPER, edge_text=text))
+    v["G-Long, paper, hubs skipped"] = ("glong", replace(PAPER, hubs="skip"))
     for lam in LAMBDAS:
-        if lam != PAPER["lam"]:
-            v[f"G-Long, paper, lambda {lam:g}"] = ("glong", {**PAPER, "lam": lam})
+        if lam != PAPER.lam:
+            v[f"G-Long, paper, lambda {lam:g}"] = ("glong", replace(PAPER, lam=lam))
     return v
 
 
-def recommended_variants() -> dict[str, tuple[str, dict]]:
+def recommended_variants() -> dict[str, Variant]:
     """Retrievers over the recommended memory (units the extractor found nothing in kept whole)."""
     return {
         "G-Long, recommended": ("glong", RECOMMENDED),
         "flat edges, recommended": ("flat", RECOMMENDED),
         "PPR, recommended": ("ppr", RECOMMENDED),
-        "G-Long, recommended, L=2": ("glong", {**RECOMMENDED, "hops": 2}),
-        "G-Long, recommended, hubs skipped": ("glong", {**RECOMMENDED, "hubs": "skip"}),
-        "G-Long, recommended, paper lambda": ("glong", {**RECOMMENDED, "lam": PAPER_LAMBDA}),
-        "G-Long, recommended, triple text": ("glong", {**RECOMMENDED, "edge_text": "triple"}),
+        "G-Long, recommended, L=2": ("glong", replace(RECOMMENDED, hops=2)),
+        "G-Long, recommended, hubs skipped": ("glong", replace(RECOMMENDED, hubs="skip")),
+        "G-Long, recommended, paper lambda": ("glong", replace(RECOMMENDED, lam=PAPER_LAMBDA)),
+        "G-Long, recommended, triple text": ("glong", replace(RECOMMENDED, edge_text="triple")),
     }
+
+
+def as_settings(variants: dict[str, Variant]) -> dict[str, tuple[str, RetrievalSettings]]:
+    """The variants as ``evaluate_variants`` takes them: a method without settings of its own gets
+    the paper's (it reads none of them)."""
+    return {name: (method, settings or PAPER) for name, (method, settings) in variants.items()}
 
 
 def half_life(lam: float) -> str:
@@ -207,11 +195,11 @@ def locomo(args) -> dict:
     from glong_lib.extraction import load_extractor
     from glong_lib.models import load_encoder
 
-    path = Path(os.environ["GLONG_REAL_DATA"]) / "locomo" / "locomo_dev.json"
+    path = real_data_dir("locomo", "locomo_dev.json")
     extractor = load_extractor(args.profile)
     baseline = load_extractor(args.profile, adapter=args.baseline_adapter) if args.baseline_adapter else None
     encoder = load_encoder(args.profile)
-    out = {"paper": PAPER, "recommended": RECOMMENDED,
+    out = {"paper": asdict(PAPER), "recommended": asdict(RECOMMENDED),
            "lambdas": {f"{lam:g}": half_life(lam) for lam in LAMBDAS}}
     print("recency half-lives:", out["lambdas"])
     for memory_from in args.memory_from:
@@ -229,15 +217,15 @@ def locomo(args) -> dict:
                   f"{cover['triples, baseline adapter']:.3f}")
         common = dict(ks=(1, 3, 5), conversations=args.conversations, max_turns=args.max_turns,
                       extractor=extractor, memory_from=memory_from, progress=False)
-        result = merge_evaluations(evaluate_variants(path, encoder, paper_variants(memory_from), **common),
-                                   evaluate_variants(path, encoder, recommended_variants(), keep_unextracted=True,
-                                                     **common))
+        result = merge_evaluations(evaluate_variants(path, encoder, as_settings(paper_variants(memory_from)), **common),
+                                   evaluate_variants(path, encoder, as_settings(recommended_variants()),
+                                                     keep_unextracted=True, **common))
         out[memory_from] = {"answer coverage": cover, **report(result, memory_from, time.perf_counter() - start)}
     return out
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv=None) -> int:
+    p = bench_parser(__doc__)
     p.add_argument("--sizes", type=int, nargs="*", default=[1_000, 10_000, 100_000])
     p.add_argument("--queries", type=int, default=100, help="queries timed per size")
     p.add_argument("--memory-from", nargs="*", default=["observations", "turns"], choices=["observations", "turns"])
@@ -249,23 +237,23 @@ def main() -> int:
     p.add_argument("--skip-latency", action="store_true")
     p.add_argument("--skip-locomo", action="store_true")
     p.add_argument("--omp-threads", type=int, default=1, help="faiss OpenMP threads (0: faiss default)")
-    p.add_argument("--json", type=Path, default=None, help="also write the results here")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    if args.quick:  # latency at the smallest size only: no model, no real data
+        args.sizes, args.queries, args.skip_locomo = [1_000], 20, True
     if args.omp_threads:
         import faiss
 
         faiss.omp_set_num_threads(args.omp_threads)
     out: dict = {}
     if not args.skip_locomo:
-        if os.environ.get("GLONG_REAL_DATA"):
+        if real_data_dir("locomo", "locomo_dev.json"):
             out["locomo"] = locomo(args)
         else:
-            print("LoCoMo: skipped (GLONG_REAL_DATA is not set)")
+            print("LoCoMo: skipped (GLONG_REAL_DATA is not set or holds no locomo/locomo_dev.json)")
     if not args.skip_latency:
         print("\nQuery latency, paper settings (anchors 5, 1 hop, pool 5, K 3), fake 384-d encoder:")
         out["latency"] = latency(args.sizes, args.queries)
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=2))
+    write_results(args.json, out)
     return 0
 
 

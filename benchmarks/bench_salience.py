@@ -13,49 +13,60 @@ triples from the suite's extractor (cached), each labelled "in the reference sum
 
 Sources: the decoder-only SmolLM2 (dialogue or linearised triples as input, every layer, sum or
 mean), the same with the *reference* summary teacher-forced (an upper bound, not available at run
-time), and the suite's small encoder-decoder (T5 from scratch, cached).
+time), and the suite's small encoder-decoder (T5 from scratch, cached). Eq. 2 and Eq. 3 are the
+library's (``salience.layer_saliency`` on the cached per-token mass, ``salience.normalise_by_group``).
 
-    GLONG_REAL_DATA=../shared/data python benchmarks/bench_salience.py            # 40 + 40 per split
-    GLONG_REAL_DATA=../shared/data python benchmarks/bench_salience.py --n 10     # quicker
-    python benchmarks/bench_salience.py --samples     # the shipped sample pairs only (no real data)
+Run time on 2 shared cores: ``--quick`` (no model: the whole analysis on 6 + 6 shipped sample
+dialogues with random attention standing in for the readings, 20 bootstrap draws; it checks the
+pipeline and measures nothing) about 5 s; ``--samples`` (SmolLM2-135M on the held-out sample pairs)
+about a minute; the full run about 40 minutes cold, a few minutes with its readings cached.
+
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_salience --json data/results/bench_salience.json
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_salience --n 10     # quicker
+    python -m benchmarks.bench_salience --samples     # the shipped sample pairs only (no real data)
+    python -m benchmarks.bench_salience --quick --json salience.json
 
 Readings are cached per dialogue (``~/.cache/glong/salience-bench``), so a second run only re-analyses.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
+import re
 import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Optional
 
 import numpy as np
-import torch
 
-from glong_lib.extraction.prompt import REAL_DATA_ENV
+from benchmarks._common import bench_parser, real_data_dir, write_results
 from glong_lib.evaluation import salience as E
 from glong_lib.evaluation.metrics import bootstrap_mean
+from glong_lib.extraction.prompt import REAL_DATA_ENV
 from glong_lib.io import atomic_write_json, content_key
 from glong_lib.models import cache_dir, seed_everything
-from glong_lib.salience import AGGREGATES, WHERE, DecoderSourceSettings, dialogue_text, dialogue_triple_ranges, position_saliency, positions_in
+from glong_lib.salience import (AGGREGATES, WHERE, DecoderSourceSettings, dialogue_text, dialogue_triple_ranges,
+                                layer_saliency, normalise_by_group, positions_in)
 
 COVARIATES = ("position", "length", "frequency")
 BASELINES = ("uniform", "random", "length", "position", "frequency", "own summary overlap")
 
+#: Bootstrap draws behind every interval in ``--quick`` (a few, for speed: its numbers mean nothing anyway).
+QUICK_RESAMPLES = 20
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+
+def parse_args(argv=None):
+    p = bench_parser(__doc__)
     p.add_argument("--n", type=int, default=40, help="dialogues per corpus per split (default 40)")
     p.add_argument("--no-seq2seq", action="store_true", help="skip the suite's small encoder-decoder (T5 from scratch)")
     p.add_argument("--minilm-ed", type=int, default=0, metavar="STEPS",
                    help="also train (cached) and measure the MiniLM-warm-started encoder-decoder for STEPS steps")
     p.add_argument("--no-planted", action="store_true", help="skip the planted-line test")
     p.add_argument("--samples", action="store_true", help="only the shipped sample pairs (offline, no real data)")
-    p.add_argument("--json", default=None, help="also write the results to this JSON file")
-    return p.parse_args()
+    return p.parse_args(argv)
 
 
 # --------------------------------------------------------------------------- readings (cached)
@@ -78,12 +89,12 @@ ROWS_TOLERANCE = 0.035
 
 
 def decoder_reading(scorer, dialogue, kind: str) -> dict:
-    """One reading of a dialogue, cached on disk: per layer and per summary length in ``ROWS``, the
-    attention mass on every source token (Eq. 1 summed over the summary rows), and each triple's
-    token positions under every rule of locating it; any (layer, aggregate, rule, length) is then
-    scored without running the model again."""
-    path = reading_cache(kind, dialogue, scorer.settings)
-    if path.is_file():
+    """One reading of a dialogue, cached on disk (unless the scorer says ``cache = False``): per
+    layer and per summary length in ``ROWS``, the attention mass on every source token (Eq. 1 summed
+    over the summary rows), and each triple's token positions under every rule of locating it; any
+    (layer, aggregate, rule, length) is then scored without running the model again."""
+    path = reading_cache(kind, dialogue, scorer.settings) if getattr(scorer, "cache", True) else None
+    if path is not None and path.is_file():
         return json.loads(path.read_text())
     start = time.perf_counter()
     layers = range(scorer.model.config.num_hidden_layers)
@@ -102,15 +113,16 @@ def decoder_reading(scorer, dialogue, kind: str) -> dict:
     mass = {str(rows): np.round(reading.layers[:, :, :rows].sum(axis=2), 6).tolist() for rows in ROWS}
     out = {"mass": mass, "positions": positions, "summary": reading.summary, "planted": planted,
            "seconds": round(seconds, 3), "summary_tokens": len(reading.summary_tokens)}
-    atomic_write_json(path, out, indent=None)
+    if path is not None:
+        atomic_write_json(path, out, indent=None)
     return out
 
 
 def layer_scores(reading: dict, rule: str, aggregate: str, rows: int = ROWS[-1]) -> np.ndarray:
-    """Eq. 2 (``aggregate`` over the triple's tokens) of every triple under every layer: (layers, triples)."""
-    mass = np.array(reading["mass"][str(rows)])
-    positions = reading["positions"][rule]
-    return np.stack([position_saliency(torch.from_numpy(m[:, None]), positions, aggregate).numpy() for m in mass])
+    """Eq. 2 (``aggregate`` over the triple's tokens) of every triple under every layer of a cached
+    reading, (layers, triples): the library's ``layer_saliency`` on the per-token mass it keeps."""
+    mass = np.array(reading["mass"][str(rows)])  # (layers, source tokens): summed over the summary rows
+    return layer_saliency(mass[:, :, None], reading["positions"][rule], aggregate)
 
 
 def said_in(triples, turns) -> np.ndarray:
@@ -161,19 +173,13 @@ def split_table(dialogues, readings: dict[str, list[dict]]) -> dict[str, np.ndar
     return {k: np.array(v) for k, v in cols.items()}
 
 
-def normalised(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Eq. 3 inside each dialogue (the pooled AUC sees weights, not raw scores)."""
-    out = np.array(values, float)
-    for g in dict.fromkeys(groups.tolist()):
-        m = groups == g
-        top = out[m].max()
-        out[m] = out[m] / top if top > 0 else 1.0
-    return out
-
-
-def measure(table, column: str) -> dict:
-    w = E.within_dialogue_auc(table[column], table["labels"], table["groups"])
-    pooled = E.pooled_auc(normalised(table[column], table["groups"]), table["labels"])
+def measure(table, column: str, resamples: Optional[int] = None) -> dict:
+    """Within-dialogue and pooled AUC of one column, with bootstrap intervals (``resamples`` draws;
+    None: the library's defaults)."""
+    n = {} if resamples is None else {"n": resamples}
+    w = E.within_dialogue_auc(table[column], table["labels"], table["groups"], **n)
+    weights = normalise_by_group(table[column], table["groups"])  # Eq. 3 per dialogue: the pooled AUC sees weights
+    pooled = E.pooled_auc(weights, table["labels"], **n)
     return {"within": w["auc"], "within_low": w["low"], "within_high": w["high"], "dialogues": w["dialogues"],
             "pooled": pooled["auc"], "pooled_low": pooled["low"], "pooled_high": pooled["high"]}
 
@@ -206,38 +212,37 @@ def print_rows(title, rows):
               f"| {m['pooled']:.3f} [{m['pooled_low']:.3f}, {m['pooled_high']:.3f}] |")
 
 
-# --------------------------------------------------------------------------- main
+# --------------------------------------------------------------------------- the run, step by step
 
-def main() -> None:
-    args = parse_args()
-    seed_everything(42)
-    if args.samples:
-        return samples_only()
-    folder = os.environ.get(REAL_DATA_ENV)
-    if not folder or not (Path(folder) / "summaries").is_dir():
-        print(f"skipped: set {REAL_DATA_ENV} to the real-data folder (with summaries/); or run with --samples")
-        return
+def load_splits(folder: Path, n: int) -> dict[str, list]:
+    """The selection and report dialogues, each with the suite extractor's triples (cached);
+    dialogues it finds no triple in are dropped."""
     from glong_lib.extraction import extracted_triples, load_extractor
-    from glong_lib.salience import load_decoder_scorer
 
     extractor = load_extractor("offline")
-    splits = {s: E.salience_dialogues(Path(folder), s, n=args.n) for s in ("select", "report")}
+    splits = {s: E.salience_dialogues(folder, s, n=n) for s in ("select", "report")}
     for s, ds in splits.items():
         for d in ds:
             d.triples = extracted_triples(d.conversation, extractor, batch_size=32)
         splits[s] = [d for d in ds if d.triples]
-    shown = [a for i, a in enumerate(sys.argv[1:]) if a != "--json" and (i == 0 or sys.argv[i] != "--json")]
-    result: dict = {"command": " ".join(["python benchmarks/bench_salience.py", *shown]),  # no output path
-                    "date": time.strftime("%Y-%m-%d"), "dialogues": {s: len(ds) for s, ds in splits.items()},
-                    "triples": {s: sum(len(d.triples) for d in ds) for s, ds in splits.items()}}
-    dialogue_scorer = load_decoder_scorer(READING)
-    triples_scorer = load_decoder_scorer(replace(READING, input="triples"))
-    triples_scorer.model = dialogue_scorer.model  # one model in memory
-    seq2seq = {}
+    return splits
+
+
+def run_header(argv: list[str], splits) -> dict:
+    """What the result file says about the run (the command without its output path)."""
+    shown = [a for i, a in enumerate(argv) if a != "--json" and (i == 0 or argv[i - 1] != "--json")]
+    return {"command": " ".join(["python -m benchmarks.bench_salience", *shown]),
+            "date": time.strftime("%Y-%m-%d"), "dialogues": {s: len(ds) for s, ds in splits.items()},
+            "triples": {s: sum(len(d.triples) for d in ds) for s, ds in splits.items()}}
+
+
+def load_seq2seq_sources(args) -> dict:
+    """The encoder-decoder sources asked for: the suite's T5, and the MiniLM warm start (``--minilm-ed``)."""
+    sources = {}
     if not args.no_seq2seq:
         from glong_lib.salience import load_seq2seq_scorer
 
-        seq2seq["seq2seq T5 (suite)"] = load_seq2seq_scorer("offline")
+        sources["seq2seq T5 (suite)"] = load_seq2seq_scorer("offline")
     if args.minilm_ed:
         from glong_lib import summarizer as Z
         from glong_lib.salience import SalienceScorer
@@ -245,68 +250,95 @@ def main() -> None:
         config = replace(Z.DEFAULT_CONFIG, arch="minilm-ed", steps=args.minilm_ed, learning_rate=5e-5,
                          warmup_steps=max(1, args.minilm_ed // 10))
         tok, model = Z.load_seq2seq(Z.offline_summarizer_dir(config=config))
-        seq2seq["seq2seq MiniLM warm-start (suite)"] = SalienceScorer(tok, model)
+        sources["seq2seq MiniLM warm-start (suite)"] = SalienceScorer(tok, model)
+    return sources
+
+
+def read_split(ds, dialogue_scorer, triples_scorer, seq2seq: dict, desc: str) -> dict[str, list[dict]]:
+    """Every source's reading of every dialogue of one split (decoder readings cached on disk)."""
     from tqdm.auto import tqdm
 
-    tables, kept = {}, {}
-    for s, ds in splits.items():
-        readings: dict[str, list[dict]] = {"decoder dialogue": [], "decoder triples": [], "reference dialogue": []}
-        for name in seq2seq:
-            readings[name] = []
-        kept[s] = readings
-        for d in tqdm(ds, desc=f"reading {s}"):
-            readings["decoder dialogue"].append(decoder_reading(dialogue_scorer, d, "own"))
-            readings["decoder triples"].append(decoder_reading(triples_scorer, d, "own"))
-            readings["reference dialogue"].append(decoder_reading(dialogue_scorer, d, "reference"))
-            for name, scorer in seq2seq.items():
-                readings[name].append({"weights": scorer.score(d.triples).raw.tolist()})
-        tables[s] = split_table(ds, readings)
-        result.setdefault("positives", {})[s] = int(tables[s]["labels"].sum())
+    readings: dict[str, list[dict]] = {"decoder dialogue": [], "decoder triples": [], "reference dialogue": []}
+    readings.update({name: [] for name in seq2seq})
+    for d in tqdm(ds, desc=desc):
+        readings["decoder dialogue"].append(decoder_reading(dialogue_scorer, d, "own"))
+        readings["decoder triples"].append(decoder_reading(triples_scorer, d, "own"))
+        readings["reference dialogue"].append(decoder_reading(dialogue_scorer, d, "reference"))
+        for name, scorer in seq2seq.items():
+            readings[name].append({"weights": scorer.score(d.triples).raw.tolist()})
+    return readings
 
-    select, report = tables["select"], tables["report"]
-    planted, planted_readings = {}, {}
-    if not args.no_planted:  # an off-topic line must weigh less than the median fact: a condition on the choice
-        for s_name, ds in splits.items():
-            readings_p = [decoder_reading(dialogue_scorer, d, "planted") for d in tqdm(ds, desc=f"planted {s_name}")]
-            planted_readings[s_name] = readings_p
-            planted[s_name] = {(rule, agg): planted_by_layer(ds, readings_p, rule, agg) for rule in WHERE
-                               for agg in AGGREGATES}
 
+def read_planted(splits, scorer) -> tuple[dict, dict]:
+    """Planted-line readings per split, and per split and (rule, aggregate) the line's place under
+    every layer (:func:`planted_by_layer`)."""
+    from tqdm.auto import tqdm
+
+    readings, by_layer = {}, {}
+    for name, ds in splits.items():
+        readings[name] = [decoder_reading(scorer, d, "planted") for d in tqdm(ds, desc=f"planted {name}")]
+        by_layer[name] = {(rule, agg): planted_by_layer(ds, readings[name], rule, agg)
+                          for rule in WHERE for agg in AGGREGATES}
+    return readings, by_layer
+
+
+def parse_column(column: str) -> tuple[str, str, str, int]:
+    """(source, rule, aggregate, layer) of a layer column such as ``decoder dialogue/turn | mean | L16``."""
+    source, agg, layer = column.split(" | ")
+    return source, source.split("/")[1], agg, int(layer[1:])
+
+
+def choose_settings(select, planted: dict) -> dict[str, str]:
+    """The best column of each source on selection; the dialogue source's must also put the
+    planted line below the median fact in most selection dialogues (when the test ran)."""
     def passes_planted(column: str) -> bool:
         if not planted:
             return True
-        source, agg, layer_name = column.split(" | ")
-        return planted["select"][(source.split("/")[1], agg)]["below"][:, int(layer_name[1:])].mean() > 0.5
+        _, rule, agg, layer = parse_column(column)
+        return planted["select"][(rule, agg)]["below"][:, layer].mean() > 0.5
 
     chosen = {p: choose(select, p) for p in ("decoder triples", "reference dialogue")}
-    chosen["decoder dialogue"] = choose(select, "decoder dialogue", passes_planted)
     chosen["decoder dialogue, ignoring the planted line"] = choose(select, "decoder dialogue")
-    result["chosen_on_selection"] = chosen
-    best = chosen["decoder dialogue"]
-    source, agg, layer_name = best.split(" | ")
-    layer, rule = int(layer_name[1:]), source.split("/")[1]
-    other = {"turn": "session", "session": "turn"}[rule]
-    n_layers = len(kept["select"]["decoder dialogue"][0]["mass"][str(ROWS[-1])])
-    rows = {f"{p} (chosen: {c.split(' | ', 1)[1] if p.startswith('decoder triples') else c})": measure(report, c)
-            for p, c in chosen.items()}
-    rows[f"{source} | {agg} | last layer"] = measure(report, f"{source} | {agg} | L{n_layers - 1}")
-    rows[f"{source} | {agg} | all layers averaged"] = measure(report, f"{source} | {agg} | all layers")
-    rows[f"{source} | {'sum' if agg == 'mean' else 'mean'} | L{layer}"] = measure(
-        report, f"{source} | {'sum' if agg == 'mean' else 'mean'} | L{layer}")
-    rows[f"decoder dialogue/{other} | {agg} | L{layer}"] = measure(report, f"decoder dialogue/{other} | {agg} | L{layer}")
-    for name in seq2seq:
-        rows[f"{name}, last layer, sum"] = measure(report, name)
-    for b in BASELINES:
-        rows[f"baseline: {b}"] = measure(report, b)
-    result["report"] = rows
-    print(f"dialogues {result['dialogues']}, triples {result['triples']}, in-summary {result['positives']}")
-    print("chosen on the selection split:", json.dumps(chosen))
-    print_rows("report split", rows)
-    result["layer_curve_select"] = {a: [round(E.within_dialogue_auc(select[f"{source} | {a} | L{i}"],
-                                                                     select["labels"], select["groups"], n=1)["auc"], 3)
-                                        for i in range(n_layers)] for a in AGGREGATES}
-    print(f"\nlayer curve (selection, {source}):", json.dumps(result["layer_curve_select"]))
+    if any(passes_planted(c) for c in select if c.startswith("decoder dialogue") and " | L" in c):
+        chosen["decoder dialogue"] = choose(select, "decoder dialogue", passes_planted)
+    else:
+        print("no setting puts the planted line below the median fact on selection: chosen without that condition")
+        chosen["decoder dialogue"] = chosen["decoder dialogue, ignoring the planted line"]
+    return chosen
 
+
+def report_rows(report, chosen: dict, n_layers: int, seq2seq: dict, resamples: Optional[int] = None) -> dict[str, dict]:
+    """The report split's table: each chosen setting, the chosen one's neighbours (last layer, all
+    layers averaged, the other aggregate, the other rule), the encoder-decoders and the baselines."""
+    best = chosen["decoder dialogue"]
+    source, rule, agg, layer = parse_column(best)
+    other_agg = "sum" if agg == "mean" else "mean"
+    other_rule = {"turn": "session", "session": "turn"}[rule]
+    rows = {f"{p} (chosen: {c.split(' | ', 1)[1] if p.startswith('decoder triples') else c})":
+            measure(report, c, resamples) for p, c in chosen.items()}
+    rows[f"{source} | {agg} | last layer"] = measure(report, f"{source} | {agg} | L{n_layers - 1}", resamples)
+    rows[f"{source} | {agg} | all layers averaged"] = measure(report, f"{source} | {agg} | all layers", resamples)
+    rows[f"{source} | {other_agg} | L{layer}"] = measure(report, f"{source} | {other_agg} | L{layer}", resamples)
+    rows[f"decoder dialogue/{other_rule} | {agg} | L{layer}"] = measure(
+        report, f"decoder dialogue/{other_rule} | {agg} | L{layer}", resamples)
+    for name in seq2seq:
+        rows[f"{name}, last layer, sum"] = measure(report, name, resamples)
+    for b in BASELINES:
+        rows[f"baseline: {b}"] = measure(report, b, resamples)
+    return rows
+
+
+def layer_curve(select, best: str, n_layers: int) -> dict[str, list[float]]:
+    """Selection AUC of the chosen source and rule under every layer, per aggregate."""
+    source = best.split(" | ")[0]
+    return {a: [round(E.within_dialogue_auc(select[f"{source} | {a} | L{i}"], select["labels"], select["groups"],
+                                            n=1)["auc"], 3) for i in range(n_layers)] for a in AGGREGATES}
+
+
+def summary_length_curve(splits, kept, tables, best: str) -> tuple[dict, int]:
+    """AUC of the chosen setting when only the first ``rows`` summary tokens are read, per split,
+    and the shortest length within ``ROWS_TOLERANCE`` of the best on selection."""
+    _, rule, agg, layer = parse_column(best)
     curve = {}
     for n_rows in ROWS:
         for s_name in ("select", "report"):
@@ -314,74 +346,191 @@ def main() -> None:
                                      for r, d in zip(kept[s_name]["decoder dialogue"], splits[s_name])])
             curve.setdefault(n_rows, {})[s_name] = round(E.within_dialogue_auc(
                 column, tables[s_name]["labels"], tables[s_name]["groups"], n=1)["auc"], 3)
-    result["summary_length_curve"] = curve
     best_rows = max(curve[r]["select"] for r in ROWS)
     # speed matters (each row is one generated token, ~65 ms on 2 cores) and selection differences
     # under ROWS_TOLERANCE are a fraction of the within-dialogue interval (about +-0.09): the shortest wins
-    result["chosen_rows"] = min(r for r in ROWS if curve[r]["select"] >= best_rows - ROWS_TOLERANCE)
-    print(f"\nsummary length (rows read) at {best}:", json.dumps(curve), "chosen:", result["chosen_rows"])
-    result["added_value"] = E.added_value(select, report, COVARIATES, best)
-    print("\nadded value over position, length, frequency (out of sample):", json.dumps(result["added_value"]))
-    result["added_value_with_overlap"] = E.added_value(select, report, (*COVARIATES, "own summary overlap"), best)
-    print("... and over those plus overlap with the model's own summary:",
-          json.dumps(result["added_value_with_overlap"]["added"]))
+    return curve, min(r for r in ROWS if curve[r]["select"] >= best_rows - ROWS_TOLERANCE)
 
-    # why frequency is hard to beat: triples whose words are never said (extraction paraphrases) have
-    # frequency 0 and are rarely summarised; on the grounded triples that free signal is gone
-    masks = {s_name: t["grounded"].astype(bool) for s_name, t in tables.items()}
-    sub = {s_name: {k: v[masks[s_name]] for k, v in t.items()} for s_name, t in tables.items()}
-    result["grounded"] = {
-        "share": {s_name: round(float(m.mean()), 3) for s_name, m in masks.items()},
-        "in_summary_rate": {"grounded": round(float(report["labels"][masks["report"]].mean()), 3),
-                            "not grounded": round(float(report["labels"][~masks["report"]].mean()), 3)},
-        "report": {name: measure(sub["report"], col) for name, col in
-                   (("chosen weight", best), *((f"baseline: {b}", b) for b in BASELINES))},
-        "added_value": E.added_value(sub["select"], sub["report"], COVARIATES, best)}
-    print("\ngrounded triples (a subject/object word is said in the dialogue):", json.dumps(
-        {k: result["grounded"][k] for k in ("share", "in_summary_rate")}))
-    print_rows("report split, grounded triples only", result["grounded"]["report"])
-    print("added value on grounded triples:", json.dumps(result["grounded"]["added_value"]["added"]))
 
-    if planted:
-        for name, column in (("chosen", best), ("ignoring the planted line", chosen["decoder dialogue, ignoring the planted line"])):
-            source_c, agg_c, layer_c = column.split(" | ")
-            table_p = planted_by_layer(splits["report"], planted_readings["report"], source_c.split("/")[1], agg_c,
-                                       result["chosen_rows"])
-            share = table_p["share"][:, int(layer_c[1:])]
-            lo, hi = bootstrap_mean(share)
-            result.setdefault("planted_by_choice", {})[name] = {
-                "setting": column, "mean_share_of_triples_above": round(float(share.mean()), 3),
-                "low": round(lo, 3), "high": round(hi, 3),
-                "below_median": round(float(table_p["below"][:, int(layer_c[1:])].mean()), 3), "dialogues": len(share)}
-        result["planted"] = result["planted_by_choice"]["chosen"]
-        print("\nplanted line (report split, chosen summary length):", json.dumps(result["planted_by_choice"]))
+def grounded_report(tables, best: str, resamples: Optional[int] = None) -> dict:
+    """The chosen weight and the baselines on the grounded triples only (a subject/object word is
+    said in the dialogue): triples whose words are never said (extraction paraphrases) have
+    frequency 0 and are rarely summarised; on the grounded ones that free signal is gone."""
+    masks = {s: t["grounded"].astype(bool) for s, t in tables.items()}
+    sub = {s: {k: v[masks[s]] for k, v in t.items()} for s, t in tables.items()}
+    report = tables["report"]
+    return {"share": {s: round(float(m.mean()), 3) for s, m in masks.items()},
+            "in_summary_rate": {"grounded": round(float(report["labels"][masks["report"]].mean()), 3),
+                                "not grounded": round(float(report["labels"][~masks["report"]].mean()), 3)},
+            "report": {name: measure(sub["report"], col, resamples) for name, col in
+                       (("chosen weight", best), *((f"baseline: {b}", b) for b in BASELINES))},
+            "added_value": E.added_value(sub["select"], sub["report"], COVARIATES, best, n=resamples or 1000)}
 
-    # time: the configured scorer (one layer tapped, its summary length) on the first 12 report dialogues
-    timed = load_decoder_scorer(replace(READING, layer=layer, aggregate=agg, where=rule,
-                                        max_new_tokens=result["chosen_rows"]))
+
+def planted_report(report_dialogues, report_readings, chosen: dict, rows: int) -> dict[str, dict]:
+    """On the report split, at the chosen summary length: where the planted line ranks under the
+    chosen setting and under the one chosen without the planted-line condition."""
+    out = {}
+    for name, column in (("chosen", chosen["decoder dialogue"]),
+                         ("ignoring the planted line", chosen["decoder dialogue, ignoring the planted line"])):
+        _, rule, agg, layer = parse_column(column)
+        table = planted_by_layer(report_dialogues, report_readings, rule, agg, rows)
+        share = table["share"][:, layer]
+        lo, hi = bootstrap_mean(share)
+        out[name] = {"setting": column, "mean_share_of_triples_above": round(float(share.mean()), 3),
+                     "low": round(lo, 3), "high": round(hi, 3),
+                     "below_median": round(float(table["below"][:, layer].mean()), 3), "dialogues": len(share)}
+    return out
+
+
+def timing(dialogues, best: str, rows: int) -> dict:
+    """Seconds to score a dialogue with the configured scorer (one layer tapped, the chosen summary
+    length) on the first 12 report dialogues."""
+    from glong_lib.salience import load_decoder_scorer
+
+    _, rule, agg, layer = parse_column(best)
+    timed = load_decoder_scorer(replace(READING, layer=layer, aggregate=agg, where=rule, max_new_tokens=rows))
     secs, turns = [], []
-    for d in splits["report"][:12]:
+    for d in dialogues[:12]:
         start = time.perf_counter()
         timed.score(d.triples, d.turns)
         secs.append(time.perf_counter() - start)
         turns.append(len(d.turns))
-    result["seconds_per_dialogue"] = round(float(np.mean(secs)), 2)
-    result["seconds_per_10_turns"] = round(float(np.sum(secs) / np.sum(turns) * 10), 2)
-    result["timed_settings"] = asdict(timed.settings)
-    print(f"\ntime ({asdict(timed.settings)}): {result['seconds_per_dialogue']} s per dialogue, "
-          f"{result['seconds_per_10_turns']} s per 10 turns, {len(secs)} report dialogues of {np.mean(turns):.1f} turns")
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
+    out = {"seconds_per_dialogue": round(float(np.mean(secs)), 2),
+           "seconds_per_10_turns": round(float(np.sum(secs) / np.sum(turns) * 10), 2),
+           "timed_settings": asdict(timed.settings)}
+    print(f"\ntime ({out['timed_settings']}): {out['seconds_per_dialogue']} s per dialogue, "
+          f"{out['seconds_per_10_turns']} s per 10 turns, {len(secs)} report dialogues of {np.mean(turns):.1f} turns")
+    return out
 
 
-def samples_only() -> None:
-    """The quick offline check on the project's own held-out sample pairs (gold triples)."""
+def analyse(splits, kept, tables, planted: dict, planted_readings: dict, seq2seq: dict,
+            resamples: Optional[int] = None) -> dict:
+    """Everything computed from the readings: choices on selection, the report table, the curves,
+    added value, the grounded subset and the planted line; printed as it goes."""
+    select, report = tables["select"], tables["report"]
+    chosen = choose_settings(select, planted)
+    best = chosen["decoder dialogue"]
+    n_layers = len(kept["select"]["decoder dialogue"][0]["mass"][str(ROWS[-1])])
+    out: dict = {"chosen_on_selection": chosen, "report": report_rows(report, chosen, n_layers, seq2seq, resamples)}
+    print("chosen on the selection split:", json.dumps(chosen))
+    print_rows("report split", out["report"])
+    out["layer_curve_select"] = layer_curve(select, best, n_layers)
+    print(f"\nlayer curve (selection, {best.split(' | ')[0]}):", json.dumps(out["layer_curve_select"]))
+    out["summary_length_curve"], out["chosen_rows"] = summary_length_curve(splits, kept, tables, best)
+    print(f"\nsummary length (rows read) at {best}:", json.dumps(out["summary_length_curve"]),
+          "chosen:", out["chosen_rows"])
+    out["added_value"] = E.added_value(select, report, COVARIATES, best, n=resamples or 1000)
+    print("\nadded value over position, length, frequency (out of sample):", json.dumps(out["added_value"]))
+    out["added_value_with_overlap"] = E.added_value(select, report, (*COVARIATES, "own summary overlap"), best,
+                                                    n=resamples or 1000)
+    print("... and over those plus overlap with the model's own summary:",
+          json.dumps(out["added_value_with_overlap"]["added"]))
+    out["grounded"] = grounded_report(tables, best, resamples)
+    print("\ngrounded triples (a subject/object word is said in the dialogue):", json.dumps(
+        {k: out["grounded"][k] for k in ("share", "in_summary_rate")}))
+    print_rows("report split, grounded triples only", out["grounded"]["report"])
+    print("added value on grounded triples:", json.dumps(out["grounded"]["added_value"]["added"]))
+    if planted:
+        out["planted_by_choice"] = planted_report(splits["report"], planted_readings["report"], chosen,
+                                                  out["chosen_rows"])
+        out["planted"] = out["planted_by_choice"]["chosen"]
+        print("\nplanted line (report split, chosen summary length):", json.dumps(out["planted_by_choice"]))
+    return out
+
+
+def real_data_run(args, argv: list[str], folder: Path) -> dict:
+    """The full benchmark on the real dialogues in ``folder``."""
+    from glong_lib.salience import load_decoder_scorer
+
+    splits = load_splits(folder, args.n)
+    result = run_header(argv, splits)
+    dialogue_scorer = load_decoder_scorer(READING)
+    triples_scorer = load_decoder_scorer(replace(READING, input="triples"))
+    triples_scorer.model = dialogue_scorer.model  # one model in memory
+    seq2seq = load_seq2seq_sources(args)
+    kept = {s: read_split(ds, dialogue_scorer, triples_scorer, seq2seq, f"reading {s}") for s, ds in splits.items()}
+    tables = {s: split_table(splits[s], kept[s]) for s in splits}
+    result["positives"] = {s: int(t["labels"].sum()) for s, t in tables.items()}
+    print(f"dialogues {result['dialogues']}, triples {result['triples']}, in-summary {result['positives']}")
+    planted_readings, planted = read_planted(splits, dialogue_scorer) if not args.no_planted else ({}, {})
+    result.update(analyse(splits, kept, tables, planted, planted_readings, seq2seq))
+    result.update(timing(splits["report"], result["chosen_on_selection"]["decoder dialogue"], result["chosen_rows"]))
+    return result
+
+
+class RandomAttention:
+    """A stand-in for the decoder-only scorer in ``--quick``: random (seeded) Eq. 1 matrices over
+    word tokens of the real source text, no model, never cached. The numbers mean nothing; the run
+    checks that every step from reading to report works."""
+
+    cache = False
+    model = SimpleNamespace(config=SimpleNamespace(num_hidden_layers=4))
+
+    def __init__(self, settings: DecoderSourceSettings):
+        self.settings = settings
+
+    def read(self, triples, turns, summary=None, layers=range(4)):
+        from glong_lib.summarizer import linearise_triples
+
+        text = (dialogue_text(turns) if self.settings.input == "dialogue" else linearise_triples(triples))[0]
+        offsets = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+        rows = len((summary or "").split()) or ROWS[-1]
+        rng = np.random.default_rng(len(text) + len(triples))
+        return SimpleNamespace(layers=rng.random((len(layers), len(offsets), rows)), offsets=offsets,
+                               positions=[[k % len(offsets)] for k in range(len(triples))],
+                               summary=turns[0].text, summary_tokens=["x"] * rows)
+
+
+def quick_run(n: int = 6) -> dict:
+    """``--quick``: the whole analysis on ``n`` + ``n`` shipped sample dialogues (gold triples) with
+    :class:`RandomAttention` readings: no model, no real data, seconds."""
+    from glong_lib import summarizer as S
+    from glong_lib.loaders import summary_pair_conversation
+
+    dialogues = [E.SalienceDialogue("samples", p, summary_pair_conversation(p), list(p.triples))
+                 for p in S.shipped_summary_pairs()[: 2 * n]]
+    splits = {"select": dialogues[:n], "report": dialogues[n:]}
+    result = run_header(["--quick"], splits)
+    dialogue_scorer, triples_scorer = RandomAttention(READING), RandomAttention(replace(READING, input="triples"))
+    kept = {s: read_split(ds, dialogue_scorer, triples_scorer, {}, f"reading {s}") for s, ds in splits.items()}
+    tables = {s: split_table(splits[s], kept[s]) for s in splits}
+    result["positives"] = {s: int(t["labels"].sum()) for s, t in tables.items()}
+    planted_readings, planted = read_planted(splits, dialogue_scorer)
+    result.update(analyse(splits, kept, tables, planted, planted_readings, {}, QUICK_RESAMPLES))
+    result["quick"] = "random attention on shipped samples: checks the pipeline, measures nothing"
+    return result
+
+
+def samples_only() -> dict:
+    """The offline check on the project's own held-out sample pairs (gold triples): the decoder-only
+    source's AUC beside the baselines (loads SmolLM2-135M; about a minute on 2 cores)."""
     from glong_lib import summarizer as S
     from glong_lib.salience import load_decoder_scorer
 
     _, test = S.split_summary_pairs(S.shipped_summary_pairs(), S.DEFAULT_CONFIG.n_test, S.DEFAULT_CONFIG.seed)
     ev = E.evaluate_salience(load_decoder_scorer(), test, method="decoder-only SmolLM2")
-    print(json.dumps(ev.auc_table(), indent=1))
+    table = ev.auc_table()
+    print(json.dumps(table, indent=1))
+    return {"samples": {"pairs": len(test), "triples": len(ev.labels), "auc": table}}
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse_args(argv)
+    seed_everything(42)
+    folder = real_data_dir("summaries")
+    if args.quick:
+        result = quick_run()
+    elif args.samples:
+        result = samples_only()
+    elif folder is None:
+        print(f"skipped: set {REAL_DATA_ENV} to the real-data folder (with summaries/); or run with --samples")
+        result = {"skipped": f"{REAL_DATA_ENV} is not set or has no summaries/"}
+    else:
+        result = real_data_run(args, argv, folder.parent)
+    write_results(args.json, result)
+    return 0
 
 
 if __name__ == "__main__":

@@ -4,13 +4,13 @@ context's over every turn of every scored session, beside the first two user tur
 the cost per 1K conversations from the same counts. Tokens only: no reply is generated (a prompt never
 depends on generated replies, the gold reply enters the context), so it is cheap and exact.
 
-    python benchmarks/bench_tokens.py                                   # the 8 samples (gold triples)
-    GLONG_REAL_DATA=../shared/data python benchmarks/bench_tokens.py --real --conversations 20 --no-triples
-    python benchmarks/bench_tokens.py --render                          # the README block, from the JSON
-    python benchmarks/bench_tokens.py --write-readme                    # ... written between its markers
+    python -m benchmarks.bench_tokens                                   # the 8 samples (gold triples)
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_tokens --real --conversations 20 --no-triples
+    python -m benchmarks.bench_tokens --render                          # the README block, from the results
+    python -m benchmarks.bench_tokens --write-readme                    # ... written between its markers
 
-Each run replaces its own entry (``samples`` or the MSC file's name) in ``data/results/bench_tokens.json``
-(aggregate counts only). On real MSC the triples come from the offline extractor trained
+Each full run replaces its own entry (``samples`` or the MSC file's name) in ``data/results/bench_tokens.json``
+(aggregate counts only; ``--quick``, two sample conversations, leaves it alone). On real MSC the triples come from the offline extractor trained
 ``--extractor-steps`` steps (default 80: the full 400-step adapter takes 18 minutes on 2 cores; the
 memory lines are a small share of G-Long's prompt, reported as "memory tok./reply"), or, with
 ``--no-triples``, G-Long's memory stays empty: the upper bound of its saving, with no model run.
@@ -18,14 +18,14 @@ memory lines are a small share of G-Long's prompt, reported as "memory tok./repl
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import re
 import sys
 import time
 from pathlib import Path
 
+from benchmarks._common import bench_parser, real_data_dir, write_results
+from glong_lib.io import atomic_write_text
 from glong_lib.notebook_runner import REPO_ROOT as REPO
 
 RESULT = REPO / "data" / "results" / "bench_tokens.json"
@@ -36,14 +36,14 @@ FIRST = 2
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = bench_parser(__doc__)
     p.add_argument("--real", action="store_true", help="real MSC ($GLONG_REAL_DATA/msc/msc4_valid.jsonl)")
     p.add_argument("--conversations", type=int, default=None, help="conversations drawn with --seed (default all)")
     p.add_argument("--extractor-steps", type=int, default=80, help="training steps of the extractor (real data)")
     p.add_argument("--no-triples", action="store_true",
                    help="G-Long with an empty memory (no extractor run): an upper bound on its saving")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--json", type=Path, default=RESULT)
+    p.add_argument("--results", type=Path, default=RESULT, help="the kept results file (default data/results/bench_tokens.json)")
     p.add_argument("--render", action="store_true", help="print the README block from --json and stop")
     p.add_argument("--write-readme", action="store_true", help="write the README block from --json and stop")
     return p.parse_args(argv)
@@ -60,13 +60,13 @@ def measure(args) -> tuple[str, dict]:
 
     seed_everything(args.seed)
     if args.real:
-        real = os.environ.get("GLONG_REAL_DATA")
-        if not real:
-            raise SystemExit("--real needs GLONG_REAL_DATA")
-        path, name = Path(real) / "msc" / "msc4_valid.jsonl", "msc4_valid"
+        path, name = real_data_dir("msc", "msc4_valid.jsonl"), "msc4_valid"
+        if path is None:
+            raise SystemExit("--real needs GLONG_REAL_DATA holding msc/msc4_valid.jsonl")
     else:
         path, name = REPO / "data" / "conversations", "samples"
-    convs = sample_conversations(load_conversations(path), args.conversations, seed=args.seed)
+    n = 2 if args.quick else args.conversations
+    convs = sample_conversations(load_conversations(path), n, seed=args.seed)
     mode = "gold" if args.no_triples or all(any(t.triples for t in c.turns()) for c in convs) else "model"
     profile = with_overrides("offline", extractor__max_steps=args.extractor_steps) if mode == "model" else "offline"
     local = LocalChatGenerator()
@@ -111,12 +111,12 @@ def write_readme(block: str, readme: Path = README) -> None:
     pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
     if not pattern.search(text):
         raise SystemExit(f"README has no {START} ... {END} block")
-    readme.write_text(pattern.sub(lambda _: f"{START}\n{block}\n{END}", text), encoding="utf-8")
+    atomic_write_text(readme, pattern.sub(lambda _: f"{START}\n{block}\n{END}", text))
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    results = json.loads(args.json.read_text()) if args.json.exists() else {"runs": {}}
+    results = json.loads(args.results.read_text()) if args.results.exists() else {"runs": {}}
     if args.render or args.write_readme:
         block = render(results)
         print(block)
@@ -124,11 +124,12 @@ def main(argv=None) -> int:
             write_readme(block)
         return 0
     name, entry = measure(args)
-    results["runs"][name] = entry
-    results["runs"] = dict(sorted(results["runs"].items(), key=lambda kv: kv[0] != "samples"))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_results(args.json, {"runs": {name: entry}})
     print(render({"runs": {name: entry}}))
+    if not args.quick:  # a quick run is a smoke check, not a result to keep
+        results["runs"][name] = entry
+        results["runs"] = dict(sorted(results["runs"].items(), key=lambda kv: kv[0] != "samples"))
+        atomic_write_text(args.results, json.dumps(results, indent=2) + "\n")
     return 0
 
 

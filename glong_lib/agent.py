@@ -30,17 +30,17 @@ behaviour as ``context_scope="dialogue"``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence, Union
 
-from .config import PAPER_RETRIEVAL, Profile, get_profile
+from .config import AGENT_METHODS, ALL_AGENT_METHODS, PAPER_RETRIEVAL, Profile, RetrievalSettings, get_profile
 from .errors import DataError
 from .extraction import extract_conversation, load_extractor
 from .generation import MEMORY_HEADER, build_prompt, clean_reply, fit_prompt
 from .memory import GraphMemory
 from .models import load_encoder
 from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever
-from .salience import SCOPES, load_scorer, with_weights
+from .salience import SCOPES, load_scorer, weigh_session
 from .schema import Conversation, MemoryEdge, Session, Triple, Turn
 from .text import turn_line
 
@@ -283,7 +283,8 @@ class TripleSource:
 
     ``scope`` is Eq. 3's maximum: ``"session"`` (the paper: each session's own) or ``"dialogue"``
     (the reference code: the largest raw score of every session of the conversation seen so far,
-    so a session that drew less attention keeps weights below 1). Sessions arrive in order.
+    so a session that drew less attention keeps weights below 1). Sessions arrive in order; the
+    arithmetic is :func:`salience.weigh_session`, shared with :func:`salience.score_conversation`.
     """
 
     def __init__(self, mode: str = "gold", extractor=None, scorer=None, score: bool = True,
@@ -320,11 +321,8 @@ class TripleSource:
                 triples = extract_conversation(conversation, self.extractor, sessions=[session.index])
             if self.score and triples:
                 raw = self.scorer.score(triples, turns=session.turns).raw
-                top = float(max(raw))
-                if self.scope == "dialogue":
-                    top = max(top, self._dialogue_max.get(conversation.id, 0.0))
-                    self._dialogue_max[conversation.id] = top
-                triples = with_weights(triples, raw, top)
+                triples, self._dialogue_max[conversation.id] = weigh_session(
+                    triples, raw, self.scope, seen=self._dialogue_max.get(conversation.id, 0.0))
             self._cache[key] = triples
         return self._cache[key]
 
@@ -332,22 +330,24 @@ class TripleSource:
 class GLongAgent(Agent):
     """The G-Long agent. After each session: extract triples, weigh them (Eq. 1-3), insert them
     into the graph memory. For each reply: associative retrieval (anchors, expansion, semantic
-    top-N, Eq. 4 rerank, top-K) fills ``<MEMORY>``; the current session fills ``<CONTEXT>``.
+    top-N, Eq. 4 rerank, top-K, all set by ``settings``, a ``config.RetrievalSettings``; default
+    the paper's) fills ``<MEMORY>``; the current session fills ``<CONTEXT>``.
 
-    Ablations: ``betas=(0.5, 0.0, 0.2)`` (without importance), ``betas=(0.5, 0.3, 0.0)`` (without recency).
+    Ablations are settings: ``replace(PAPER_RETRIEVAL, betas=(0.5, 0.0, 0.2))`` is G-Long without
+    importance (``glong_ablations`` builds the paper's set).
     """
 
     name = "G-Long"
 
     def __init__(self, generator, source: Optional[TripleSource] = None, encoder=None,
-                 memory_policy: str = "append", update_access: bool = True, **retrieval):
-        super().__init__(generator, memory_format=retrieval.pop("memory_format", "arrow"),
-                         name=retrieval.pop("name", None))
+                 settings: Optional[RetrievalSettings] = None, memory_policy: str = "append",
+                 update_access: bool = True, memory_format: str = "arrow", name: Optional[str] = None):
+        super().__init__(generator, memory_format=memory_format, name=name)
         self.source = source or TripleSource("gold")
         self.encoder = encoder
         self.memory_policy = memory_policy
         self.update_access = update_access
-        self.retrieval = {**PAPER_RETRIEVAL.as_kwargs(), **retrieval}
+        self.settings = settings or PAPER_RETRIEVAL
         self.memory = None
         self.retriever = None
         self.last_result = None
@@ -362,58 +362,56 @@ class GLongAgent(Agent):
         # each fact enters memory at the time of the turn it came from, on the conversation clock
         self.memory.add_session(session, self.source.session_triples(conversation, session))
         # a fresh retriever sees the grown memory (its candidate-embedding cache starts clean)
-        self.retriever = AssociativeRetriever(self.memory, update_access=self.update_access, **self.retrieval)
+        self.retriever = AssociativeRetriever(self.memory, self.settings, update_access=self.update_access)
 
     def memories(self, utterance, now_s) -> list[MemoryEdge]:
         if self.retriever is None or not self.memory.edge_ids():
             return []
-        self.last_result = self.retriever.retrieve(utterance, now_s, k=self.retrieval["k"])
+        self.last_result = self.retriever.retrieve(utterance, now_s)
         return list(self.last_result.triples)
 
 
-def glong_ablations(generator, source: TripleSource, encoder=None, **retrieval) -> dict[str, GLongAgent]:
-    """G-Long and its ablations (without importance, without recency, without the rerank), sharing
-    one triple source (one extraction and scoring pass)."""
-    b1, b2, b3 = retrieval.pop("betas", PAPER_RETRIEVAL.betas)
-    return {
-        "G-Long": GLongAgent(generator, source, encoder, betas=(b1, b2, b3), name="G-Long", **retrieval),
-        "G-Long w/o importance": GLongAgent(generator, source, encoder, betas=(b1, 0.0, b3),
-                                            name="G-Long w/o importance", **retrieval),
-        "G-Long w/o recency": GLongAgent(generator, source, encoder, betas=(b1, b2, 0.0),
-                                         name="G-Long w/o recency", **retrieval),
-        "No rerank (top-5)": GLongAgent(generator, source, encoder, betas=(b1, b2, b3), name="No rerank (top-5)",
-                                        **{**retrieval, "rerank": False, "k": 5}),
-        "G-Long L=2": GLongAgent(generator, source, encoder, betas=(b1, b2, b3), name="G-Long L=2",
-                                 **{**retrieval, "hops": 2}),
+def glong_ablations(generator, source: TripleSource, encoder=None, settings: Optional[RetrievalSettings] = None,
+                    memory_format: str = "arrow") -> dict[str, GLongAgent]:
+    """G-Long and its ablations (without importance, without recency, without the rerank, two
+    hops), each a variant of ``settings`` (default the paper's), sharing one triple source (one
+    extraction and scoring pass)."""
+    base = settings or PAPER_RETRIEVAL
+    b1, b2, b3 = base.betas
+    variants = {
+        "G-Long": base,
+        "G-Long w/o importance": replace(base, betas=(b1, 0.0, b3)),
+        "G-Long w/o recency": replace(base, betas=(b1, b2, 0.0)),
+        "No rerank (top-5)": replace(base, rerank=False, k=5),
+        "G-Long L=2": replace(base, hops=2),
     }
+    return {name: GLongAgent(generator, source, encoder, s, memory_format=memory_format, name=name)
+            for name, s in variants.items()}
 
 
-#: The methods :func:`make_agents` builds by default (and ``glong eval-msc`` runs).
-METHODS = ("no-history", "long-context", "dense-rag", "bm25-rag", "glong", "glong-no-importance",
-           "glong-no-recency")
-
-#: Every method key :func:`make_agents` accepts: the defaults plus the paper's Table 14 ablation
-#: (the semantic top 5 fed without the Eq. 4 rerank, against G-Long's reranked top 3), two hops of
-#: expansion (the paper's L = 2) and the summary-memory baseline (memory written by the generator).
-ALL_METHODS = METHODS + ("glong-no-rerank", "glong-hops2", "summary-memory")
+#: The agent keys (their home is ``config``, where the command line reads them without torch).
+METHODS, ALL_METHODS = AGENT_METHODS, ALL_AGENT_METHODS
 
 
 def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[TripleSource] = None,
-                encoder=None, memory_format: str = "arrow", **retrieval) -> dict[str, Agent]:
-    """The agents for ``methods`` (keys of :data:`METHODS`), named for tables, one generator shared."""
+                encoder=None, memory_format: str = "arrow",
+                settings: Optional[RetrievalSettings] = None) -> dict[str, Agent]:
+    """The agents for ``methods`` (keys of :data:`METHODS`), named for tables, one generator shared;
+    ``settings`` (default the paper's) set G-Long's retrieval and every baseline's K."""
     unknown = [m for m in methods if m not in ALL_METHODS]
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(ALL_METHODS)})")
     source = source or TripleSource("gold")
-    glong = glong_ablations(generator, source, encoder, memory_format=memory_format, **retrieval)
+    settings = settings or PAPER_RETRIEVAL
+    glong = glong_ablations(generator, source, encoder, settings, memory_format)
     build = {
         "no-history": lambda: NoHistoryAgent(generator, memory_format=memory_format),
         "long-context": lambda: LongContextAgent(generator, memory_format=memory_format),
         "dense-rag": lambda: DenseRAGAgent(generator, encoder=encoder, memory_format=memory_format,
-                                           k=retrieval.get("k", 3)),
-        "bm25-rag": lambda: BM25RAGAgent(generator, memory_format=memory_format, k=retrieval.get("k", 3)),
+                                           k=settings.k),
+        "bm25-rag": lambda: BM25RAGAgent(generator, memory_format=memory_format, k=settings.k),
         "summary-memory": lambda: SummaryMemoryAgent(generator, encoder=encoder, memory_format=memory_format,
-                                                     k=retrieval.get("k", 3)),
+                                                     k=settings.k),
         "glong": lambda: glong["G-Long"],
         "glong-no-importance": lambda: glong["G-Long w/o importance"],
         "glong-no-recency": lambda: glong["G-Long w/o recency"],
@@ -427,5 +425,5 @@ def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[Tr
 __all__ = [
     "AgentReply", "Agent", "NoHistoryAgent", "LongContextAgent", "DenseRAGAgent", "BM25RAGAgent",
     "SummaryMemoryAgent", "summary_messages",
-    "GLongAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "ALL_METHODS", "PAPER_RETRIEVAL", 
+    "GLongAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "ALL_METHODS",
 ]

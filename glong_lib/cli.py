@@ -19,6 +19,8 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse with usage errors on one line (``glong build: error: ...``), exit status 2."""
 
     def error(self, message: str):
+        if message.endswith("expected one argument"):  # argparse reads "-1e12" as an option
+            message += " (a value that starts with '-' is written --option=VALUE)"
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
 
 

@@ -20,7 +20,8 @@ which is how the tests, ``glong ... --smoke`` and the notebooks' ``SMOKE`` param
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import math
+from dataclasses import dataclass, field, fields, replace
 from typing import Optional, Union
 
 from .errors import DataError
@@ -73,31 +74,95 @@ class SummarizerSettings:
     source: str = "seq2seq"
     min_new_tokens: int = 5
     max_input_tokens: int = 512
+    layer: Optional[int] = None  # the decoder source's attention layer; None: the measured one (16 of 30)
+
+
+#: What an edge can be embedded as (``retrieval.edge_text``): its triple "s r o", the sentence it
+#: came from, or both.
+EDGE_TEXTS = ("triple", "source", "both")
+
+#: What an anchor that is a hub does: expand every edge as the paper does, or be skipped in favour of
+#: the next-nearest entity that is not a hub.
+HUB_POLICIES = ("expand", "skip")
+
+
+def knob(default, help: str, low=None, high=None, choices=None, option: Optional[str] = None):
+    """A settings field that carries its own help text, range and choices (``dataclasses`` metadata):
+    the one source the settings' check and the command line's options are made from.
+    ``option`` names the command-line flag when it differs from the field's name."""
+    return field(default=default, metadata={"help": help, "low": low, "high": high, "choices": choices,
+                                            "option": option})
+
+
+def check_field(owner: str, f, value) -> None:
+    """Refuse ``value`` for field ``f`` of ``owner`` (a class name) with one line when it is outside
+    the field's range or choices (its ``knob`` metadata).
+
+    >>> from dataclasses import fields
+    >>> hops = {x.name: x for x in fields(RetrievalSettings)}["hops"]
+    >>> check_field("RetrievalSettings", hops, 0)
+    Traceback (most recent call last):
+    glong_lib.errors.DataError: RetrievalSettings.hops should be in [1, 5], got 0
+    """
+    meta = f.metadata
+    if meta.get("choices") is not None and value not in meta["choices"]:
+        raise DataError(f"{owner}.{f.name} should be one of {', '.join(map(str, meta['choices']))}, got {value!r}")
+    low, high = meta.get("low"), meta.get("high")
+    if low is None and high is None:
+        return
+    for v in (value if isinstance(value, tuple) else (value,)):
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        if not ok or (low is not None and v < low) or (high is not None and v > high):
+            span = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
+            raise DataError(f"{owner}.{f.name} should be in {span}, got {value!r}")
 
 
 @dataclass(frozen=True)
 class RetrievalSettings:
     """Associative retrieval (paper section 3.4, Appendix B): anchors, hops L, semantic pool,
     Eq. 4 weights (semantic, importance, recency), recency rate lambda per second, final K; and
-    three choices the paper fixes implicitly: what an edge is embedded as (``edge_text``), what a
-    hub anchor does (``hubs``), and whether repeated facts are one candidate (``dedup``, the
-    reference code's rule)."""
+    the choices the paper fixes implicitly: what an edge is embedded as (``edge_text``), what a
+    hub anchor does (``hubs``, ``hub_share``), whether repeated facts are one candidate
+    (``dedup``, the reference code's rule) and whether Eq. 4 reorders the pool (``rerank``).
 
-    anchors: int = 5
-    hops: int = 1
-    semantic_top_n: int = 5
-    betas: tuple[float, float, float] = (0.5, 0.3, 0.2)
-    lam: float = 1e-7
-    k: int = 3
-    edge_text: str = "triple"
-    hubs: str = "expand"
-    dedup: bool = True
+    This object is what travels: ``AssociativeRetriever(memory, settings)``, variants as
+    ``dataclasses.replace(PAPER_RETRIEVAL, hops=2)``, presets by name (``RETRIEVAL_PRESETS``), and
+    ``glong query``/``eval-retrieval`` options made from these fields (``commands.common``).
+    A value out of range is refused when the object is made:
 
-    def as_kwargs(self) -> dict:
-        """The settings as keyword arguments of ``retrieval.AssociativeRetriever``."""
-        return dict(anchors=self.anchors, hops=self.hops, semantic_top_n=self.semantic_top_n,
-                    betas=self.betas, lam=self.lam, k=self.k, edge_text=self.edge_text, hubs=self.hubs,
-                    dedup=self.dedup)
+    >>> replace(PAPER_RETRIEVAL, hops=2).hops
+    2
+    >>> RetrievalSettings(k=0)
+    Traceback (most recent call last):
+    glong_lib.errors.DataError: RetrievalSettings.k should be in [1, 1000], got 0
+    """
+
+    anchors: int = knob(5, "anchor entities nearest the query", 1, 1000)
+    hops: int = knob(1, "expansion hops L from the anchors", 1, 5)
+    semantic_top_n: int = knob(5, "semantic pool: candidates most similar to the query that reach the Eq. 4 "
+                                  "rerank", 1, 1000, option="top-n")
+    betas: tuple[float, float, float] = knob((0.5, 0.3, 0.2), "Eq. 4 weights of semantic similarity, importance "
+                                             "and recency, comma-separated", 0.0, 1.0)
+    lam: float = knob(1e-7, "recency decay per second of Eq. 4 (1e-7: a half-life of 80 days; 0: off)",
+                      0.0, 1.0)
+    k: int = knob(3, "memories returned", 1, 1000)
+    edge_text: str = knob("triple", "what an edge is embedded as", choices=EDGE_TEXTS)
+    hubs: str = knob("expand", "an anchor that is a hub: expand it, or skip to the next entity that is not",
+                     choices=HUB_POLICIES)
+    hub_share: float = knob(0.1, "a node is a hub when more than this share of the edges touch it", 1e-9, 1.0)
+    dedup: bool = knob(True, "one candidate per embedded text (the reference code drops repeated facts)")
+    rerank: bool = knob(True, "reorder the semantic pool by Eq. 4 (off: the paper's Table 14 'no rerank')")
+
+    def __post_init__(self):
+        betas = self.betas
+        if isinstance(betas, (str, bytes)) or not hasattr(betas, "__len__") or len(betas) != 3:
+            raise DataError(f"RetrievalSettings.betas should be three numbers, got {betas!r}")
+        try:  # a list from JSON or the command line becomes the tuple the dataclass promises
+            object.__setattr__(self, "betas", tuple(float(b) for b in betas))
+        except (TypeError, ValueError):
+            raise DataError(f"RetrievalSettings.betas should be three numbers, got {betas!r}") from None
+        for f in fields(self):
+            check_field(type(self).__name__, f, getattr(self, f.name))
 
 
 @dataclass(frozen=True)
@@ -124,6 +189,33 @@ RECOMMENDED_RETRIEVAL = RetrievalSettings(edge_text="source", lam=0.0)
 #: once the turn is there too (edge text "both": Hit@5 0.434 against 0.406 for "source" on LoCoMo, 5 conversations).
 RECOMMENDED_RETRIEVAL_TURNS = RetrievalSettings(edge_text="both", lam=0.0)
 
+#: The presets by the name ``--preset`` takes.
+RETRIEVAL_PRESETS: dict[str, RetrievalSettings] = {
+    "paper": PAPER_RETRIEVAL, "recommended": RECOMMENDED_RETRIEVAL, "recommended-turns": RECOMMENDED_RETRIEVAL_TURNS}
+
+
+def retrieval_preset(name: str) -> RetrievalSettings:
+    """The retrieval preset called ``name``; an unknown name is refused with the list.
+
+    >>> retrieval_preset("recommended").edge_text
+    'source'
+    """
+    try:
+        return RETRIEVAL_PRESETS[name]
+    except (KeyError, TypeError):
+        raise DataError(f"unknown retrieval preset '{name}' (choose from {', '.join(RETRIEVAL_PRESETS)})") from None
+
+
+#: The dialogue agents ``agent.make_agents`` builds by default (and ``glong eval-msc`` runs). They
+#: live here, not in ``agent``, so the command line can list them without importing torch.
+AGENT_METHODS = ("no-history", "long-context", "dense-rag", "bm25-rag", "glong", "glong-no-importance",
+                 "glong-no-recency")
+
+#: Every agent key ``make_agents`` accepts: the defaults plus the paper's Table 14 ablation (the
+#: semantic top 5 fed without the Eq. 4 rerank, against G-Long's reranked top 3), two hops of
+#: expansion (the paper's L = 2) and the summary-memory baseline (memory written by the generator).
+ALL_AGENT_METHODS = AGENT_METHODS + ("glong-no-rerank", "glong-hops2", "summary-memory")
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -134,7 +226,7 @@ class Profile:
     extractor: ExtractorSettings
     summarizer: SummarizerSettings
     generator: GeneratorSettings
-    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    retrieval: RetrievalSettings = PAPER_RETRIEVAL  # what agents and ``glong query`` use unless told otherwise
     notes: str = ""
     is_smoke: bool = False
 

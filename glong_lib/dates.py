@@ -72,7 +72,14 @@ def resolve_date(text: str, said: datetime) -> Optional[str]:
     if not found:
         return None
     _, m, kind = min(found, key=lambda f: f[0])
-    day = said.date()
+    try:
+        return _resolve(m, kind, said.date())
+    except (OverflowError, ValueError):  # "1000000 days ago": before year 1, not a date to store
+        return None
+
+
+def _resolve(m: re.Match, kind: str, day: date) -> str:
+    """The date label of one matched expression ``m`` of ``kind``, said on ``day``."""
     if kind.startswith("day"):
         return day_label(day + timedelta(days=int(kind[3:])))
     if kind == "week-1":
@@ -92,6 +99,8 @@ def resolve_date(text: str, said: datetime) -> Optional[str]:
             return f"the week of {day_label(day - timedelta(weeks=n))}"
         if unit == "month":
             return f"{_shift_month(day, -n):%B %Y}"
+        if not 1 <= day.year - n:
+            raise ValueError("before year 1")
         return str(day.year - n)
     target = _WEEKDAYS.index(m.group(m.lastindex).lower())
     if kind == "weekday-":
@@ -110,7 +119,7 @@ def edge_date(source: Optional[str], session_date: Optional[str]) -> Optional[st
     >>> edge_date("yesterday", None) is None
     True
     """
-    if not session_date:
+    if not session_date or not isinstance(session_date, str):
         return None
     try:
         said = datetime.fromisoformat(session_date)

@@ -11,6 +11,7 @@ from .loaders import (
     CONVERSATION_LOADERS,
     detect_format,
     load_conversations,
+    load_extraction_rows,
     load_locomo,
     load_personaext_schema,
     load_probes,
@@ -66,6 +67,11 @@ def inspect_file(path: PathLike) -> dict[str, Any]:
                       "relations": len({t.relation for t in triples})})
         for rel, count in Counter(t.relation for t in triples).most_common(5):
             stats[f"top relation: {rel}"] = count
+    elif fmt == "glong-extraction":
+        rows = [row for _, row in load_extraction_rows(p)]
+        stats.update({"turns": len(rows), "conversations": len({r.get("conversation") for r in rows}),
+                      "triples": sum(len(r["triples"]) for r in rows),
+                      "weighted": any("weights" in r or any("weight" in t for t in r["triples"]) for r in rows)})
     elif fmt == "personaext-schema":
         stats["relations"] = len(load_personaext_schema(p))
     elif fmt in ("samsum", "dialogsum", "glong-summaries"):

@@ -25,9 +25,10 @@ import importlib.resources
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Union
+from typing import Any, Iterable, Iterator, Optional, Union
 
 from .errors import DataError
 
@@ -40,7 +41,7 @@ def read_text(path: PathLike) -> str:
     """Read a UTF-8 file, or raise DataError (missing file, not UTF-8, empty)."""
     p = Path(path)
     if not p.is_file():
-        raise DataError("no such file" if not p.exists() else "not a file", path=p)
+        raise DataError(_missing_reason(p), path=p)
     try:
         raw = p.read_bytes()
     except OSError as e:
@@ -54,6 +55,39 @@ def read_text(path: PathLike) -> str:
     return text
 
 
+def _missing_reason(p: Path) -> str:
+    """Why ``p`` is not a readable file, in words (a dangling link or a link loop is not 'no such file')."""
+    if p.is_symlink():
+        return "a symlink that leads nowhere (dangling, or a loop)"
+    return "no such file" if not p.exists() else "not a file"
+
+
+#: A JSON escape of a lone UTF-16 surrogate (``\ud800``): valid JSON, but not a character, so
+#: tokenizers and UTF-8 writers fail on it far from the file. Searched first: the full check is rare.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _loads(text: str, path: PathLike, where: Optional[str] = None) -> Any:
+    """``json.loads`` with every failure as one DataError naming the file (and line): bad JSON, too
+    deep, an integer beyond Python's digit limit, a lone surrogate in a string."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DataError(f"invalid JSON ({e.msg})", path=path,
+                        where=where or f"line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply to read", path=path, where=where) from None
+    except ValueError as e:  # int() digit limit: a 5000-digit number
+        raise DataError(f"a number too large to read ({str(e).split(';')[0]})", path=path, where=where) from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise DataError("text holds a lone UTF-16 surrogate escape (like \\ud800), which is not a character",
+                            path=path, where=where) from None
+    return obj
+
+
 def read_json(path: PathLike, lenient: bool = False) -> Any:
     """Parse a JSON file. ``lenient`` repairs the slips of PersonaExt's schema file: ``//``
     comments, trailing commas, and a missing comma between two values on consecutive lines."""
@@ -62,12 +96,7 @@ def read_json(path: PathLike, lenient: bool = False) -> Any:
         text = re.sub(r'(?m)([,\[\]{}"]|^)([ \t]*)//[^\n]*', r"\1\2", text)
         text = re.sub(r",(\s*[}\]])", r"\1", text)
         text = re.sub(r'(["}\]])(\s*\n\s*)(?=["{\[])', r"\1,\2", text)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DataError(f"invalid JSON ({e.msg})", path=path, where=f"line {e.lineno} column {e.colno}") from None
-    except RecursionError:
-        raise DataError("JSON nested too deeply to read", path=path) from None
+    return _loads(text, path)
 
 
 def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict]]:
@@ -75,12 +104,7 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict]]:
     for n, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError(f"invalid JSON ({e.msg})", path=path, where=f"line {n}") from None
-        except RecursionError:
-            raise DataError("JSON nested too deeply to read", path=path, where=f"line {n}") from None
+        obj = _loads(line, path, where=f"line {n}")
         if not isinstance(obj, dict):
             raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=f"line {n}")
         yield n, obj
@@ -102,11 +126,48 @@ def fsync_dir(folder: PathLike) -> None:
         os.close(fd)
 
 
+def _kind_of(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket or other special file"
+
+
+def check_output_file(path: PathLike) -> Path:
+    """``path`` as a file an output may be written to (replaced atomically): absent, or a regular
+    file. A symlink, folder, device or FIFO is refused: the atomic rename would replace it (as root,
+    ``--out /dev/null`` would replace the system's). Commands call this before any work.
+
+    >>> import tempfile, os
+    >>> check_output_file(os.path.join(tempfile.mkdtemp(), "new.json")).name
+    'new.json'
+    >>> check_output_file(tempfile.mkdtemp())
+    Traceback (most recent call last):
+    glong_lib.errors.DataError: ...: is a folder, not a file; refusing to replace it
+    """
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as e:
+        raise DataError(f"cannot check it ({e.strerror or type(e).__name__})", path=path) from None
+    if not stat.S_ISREG(mode):
+        raise DataError(f"is {_kind_of(mode)}, not a file; refusing to replace it", path=path)
+    return path
+
+
 def atomic_write_bytes(path: PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically: temporary sibling, fsync, rename, fsync the folder.
     A failure (including a full disk or a missing permission) raises :class:`DataError` naming the
-    file and leaves any previous file untouched."""
-    path = Path(path)
+    file and leaves any previous file untouched; so does a target that is not a regular file
+    (:func:`check_output_file`)."""
+    path = check_output_file(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -150,16 +211,77 @@ def save_jsonl(path: PathLike, rows: Iterable[dict]) -> Path:
     return atomic_write_text(path, text)
 
 
-def publish_folder(tmp: PathLike, target: PathLike) -> Path:
-    """Put a finished folder (a trained adapter, a converted model) at ``target``: any previous
-    folder there is removed, then ``tmp`` renamed in, so a half-written artifact never stands at
-    ``target`` (the caches treat a folder at its key as complete). ``tmp`` must be a sibling."""
+#: The file that marks a folder as an artifact glong wrote (a trained adapter, a converted model):
+#: JSON with the SHA-256 of every file beside it, so damage is found on load (:func:`verify_artifact`).
+ARTIFACT_MARKER = ".glong-artifact.json"
+
+
+def _is_own_artifact(folder: Path) -> bool:
+    return (folder / ARTIFACT_MARKER).is_file() and not (folder / ARTIFACT_MARKER).is_symlink()
+
+
+def check_artifact_target(target: PathLike) -> Path:
+    """``target`` as a folder an artifact may be published to: absent, an empty folder, or a folder
+    holding only an earlier artifact of ours (its marker says so). Anything else (a file, a symlink,
+    a folder of the user's files) is refused: publishing replaces the whole folder. Commands call
+    this before any work (training takes minutes)."""
+    target = Path(target)
+    if target.is_symlink():
+        raise DataError("is a symlink; refusing to publish an artifact there", path=target)
+    if not target.exists():
+        return target
+    if not target.is_dir():
+        raise DataError("exists and is not a folder; refusing to replace it", path=target)
+    if any(target.iterdir()) and not _is_own_artifact(target):
+        raise DataError(f"folder holds files glong did not write (no {ARTIFACT_MARKER}); "
+                        f"refusing to replace it: choose a new or empty folder", path=target)
+    return target
+
+
+def write_artifact_marker(folder: PathLike, kind: str) -> None:
+    """Mark ``folder`` as a glong artifact of ``kind`` and record each file's SHA-256."""
+    folder = Path(folder)
+    files = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file() and p.name != ARTIFACT_MARKER}
+    atomic_write_json(folder / ARTIFACT_MARKER, {"kind": kind, "sha256": files})
+
+
+def verify_artifact(folder: PathLike, what: str) -> None:
+    """Refuse a marked artifact whose files changed since it was written ("cached X is damaged:
+    delete DIR"). A folder without a marker (written before markers existed) cannot be checked."""
+    folder = Path(folder)
+    if not (folder / ARTIFACT_MARKER).is_file():
+        return
+    try:
+        recorded = json.loads((folder / ARTIFACT_MARKER).read_text(encoding="utf-8"))["sha256"]
+        bad = next((name for name, digest in recorded.items() if sha256_file(folder / name) != digest), None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        bad = f"{ARTIFACT_MARKER} ({type(e).__name__})"
+    if bad is not None:
+        raise DataError(f"cached {what} is damaged ({bad} is missing or changed): delete {folder}")
+
+
+def publish_folder(tmp: PathLike, target: PathLike, cache: bool = False) -> Path:
+    """Put a finished folder (a trained adapter, a converted model) at ``target``, so a half-written
+    artifact never stands there (the caches treat a folder at its key as complete). ``tmp`` must be
+    a sibling. An earlier folder at ``target`` is moved aside, the new one renamed in, then the old
+    one deleted: only when it is ours (:func:`check_artifact_target`; ``cache``: ``target`` lies
+    inside glong's own cache), never a folder the user named that holds their files."""
     import shutil
 
     tmp, target = Path(tmp), Path(target)
-    shutil.rmtree(target, ignore_errors=True)
+    if not cache:
+        check_artifact_target(target)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp made it private; the artifact gets the user's usual mode
+    old = None
+    if target.is_dir() and not target.is_symlink():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        os.replace(target, old / target.name)
     os.replace(tmp, target)
     fsync_dir(target.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)  # ours: a folder we created holding what we moved aside
     return target
 
 
@@ -222,10 +344,13 @@ class Checkpoint:
     {'q1': [1, 2], 'q2': [3]}
     """
 
-    def __init__(self, path: PathLike, settings: dict, resume: bool = False):
+    def __init__(self, path: PathLike, settings: dict, resume: bool = False, value_kind: type = object):
         self.path = Path(path)
         self.settings = json.loads(json.dumps(settings, default=str))
+        self.value_kind = value_kind
         self.done: dict[str, Any] = {}
+        if self.path.is_dir() or (self.path.exists() and not self.path.is_file()):
+            raise DataError("is a folder or special file, not a checkpoint file", path=self.path)
         if self.path.exists():
             if not resume:
                 raise DataError("checkpoint exists: pass --resume to continue that run, or remove the file",
@@ -255,8 +380,9 @@ class Checkpoint:
                 if n == len(lines):
                     break  # the last line was cut short by a kill: that unit runs again
                 raise DataError("corrupt checkpoint", path=self.path, where=f"line {n}") from None
-            if not isinstance(row, dict) or "key" not in row:
-                raise DataError("corrupt checkpoint", path=self.path, where=f"line {n}")
+            if not isinstance(row, dict) or "key" not in row or not isinstance(row.get("value"), self.value_kind):
+                raise DataError("corrupt checkpoint (a line without a finished unit); remove the file",
+                                path=self.path, where=f"line {n}")
             self.done[str(row["key"])] = row.get("value")
 
     def _append(self, obj: dict) -> None:

@@ -15,6 +15,8 @@ Supported formats (``detect_format`` names):
 ``glong-probes``       retrieval probes JSONL (``data/probes.jsonl``)
 ``glong-triple-pairs`` utterance -> triples JSONL (``data/triple_pairs.jsonl``)
 ``glong-summaries``    dialogue -> summary (+ triples) JSONL (``data/summaries.jsonl``)
+``glong-extraction``   per-turn triples JSONL that ``glong extract`` and ``glong score`` write
+                       (``{conversation, session, turn_id, speaker, text, triples[, weights]}``)
 ``msc-jsonl``          MSC rebuilt as JSONL (``msc4_valid.jsonl``)
 ``msc-parlai``         ParlAI ``msc_dialogue`` / ``msc_personasummary`` lines (``session_N/*.txt``)
 ``msc-episodes``       MSC episodes with ``first_session_dialogue`` ... keys (Theanine's copy)
@@ -66,6 +68,34 @@ def _need(obj: dict, key: str, kind: Union[type, tuple], path: PathLike, where: 
     return value
 
 
+def _optional(obj: dict, key: str, kind: Union[type, tuple], path: PathLike, where: str, default: Any = None) -> Any:
+    """``obj[key]`` of type ``kind`` (a bool is not an int), or ``default`` where absent or null."""
+    if not isinstance(obj, dict):
+        raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=where)
+    value = obj.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        want = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise DataError(f"'{key}' should be {want}, got {type(value).__name__} {str(value)[:40]!r}",
+                        path=path, where=where)
+    return value
+
+
+def _gap(obj: dict, key: str, path: PathLike, where: str) -> Optional[float]:
+    """A time gap (a finite number >= 0), or None where the data does not say."""
+    value = _optional(obj, key, (int, float), path, where)
+    if value is None:
+        return None
+    try:
+        ok = not isinstance(value, bool) and 0 <= float(value) < float("inf")
+    except OverflowError:  # an integer beyond float, like 10**400
+        ok = False
+    if not ok:
+        raise DataError(f"'{key}' should be a finite number >= 0, got {str(value)[:40]}", path=path, where=where)
+    return value
+
+
 def _check_conversation(conv: Conversation, path: PathLike, where: str) -> Conversation:
     """Reject conversations with no sessions or an empty session; then set the clock."""
     if not conv.sessions:
@@ -105,15 +135,16 @@ def load_conversation(path: PathLike) -> Conversation:
     sessions = []
     for i, s in enumerate(_need(obj, "sessions", list, path, where), start=1):
         sw = f"session {i}"
-        index = int(s.get("session", i)) if isinstance(s, dict) else i
+        index = _optional(s, "session", int, path, sw, default=i) if isinstance(s, dict) else i
         turns = []
         for j, t in enumerate(_need(s, "turns", list, path, sw), start=1):
             tw = f"{sw}, turn {j}"
-            tid = t.get("id", f"S{index}:{j}") if isinstance(t, dict) else ""
+            tid = _optional(t, "id", str, path, tw, default=f"S{index}:{j}") if isinstance(t, dict) else ""
             speaker = _need(t, "speaker", str, path, tw)
             text = _need(t, "text", str, path, tw)
             turns.append(Turn(tid, speaker, text, _triples(t.get("triples", []), path, tw, speaker, tid, index, text)))
-        sessions.append(Session(index, turns, s.get("seconds_since_previous"), s.get("date")))
+        sessions.append(Session(index, turns, _gap(s, "seconds_since_previous", path, sw),
+                                _optional(s, "date", str, path, sw)))
     conv = Conversation(cid, list(speakers), sessions, personas=obj.get("personas", {}),
                         source="glong", title=obj.get("title", ""))
     return _check_conversation(conv, path, f"conversation {cid}")
@@ -148,7 +179,8 @@ def load_probes(path: PathLike) -> list[QA]:
         out.append(QA(conversation=_need(obj, "conversation", str, path, w),
                       question=_need(obj, "question", str, path, w),
                       answer=str(obj.get("answer", "")), evidence=[str(e) for e in evidence],
-                      category=str(obj.get("category", "")), asked_in_session=obj.get("asked_in_session"),
+                      category=str(obj.get("category", "")),
+                      asked_in_session=_optional(obj, "asked_in_session", int, path, w),
                       id=str(obj.get("id", f"probe-{n}"))))
     return out
 
@@ -185,6 +217,48 @@ def load_summary_pairs(path: PathLike) -> list[SummaryPair]:
     return out
 
 
+def load_extraction_rows(path: PathLike, need: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
+    """The rows of a ``glong-extraction`` file with their line numbers, each checked: ``triples`` a
+    list of ``{subject, relation, object}`` strings, ``weights`` (if present) one number per triple,
+    any triple's ``weight`` a number, and every key of ``need`` present. Rows are returned as read
+    (``glong score`` writes them back with weights added; ``glong build`` makes triples of them).
+
+    >>> import json, os, tempfile
+    >>> row = {"conversation": "c1", "session": 1, "turn_id": "S1:1", "speaker": "Maya", "text": "I moved.",
+    ...        "triples": [{"subject": "Maya", "relation": "move_to", "object": "Denver"}], "weights": [0.5]}
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+    ...     _ = f.write(json.dumps(row) + "\\n")
+    >>> [(n, r["turn_id"]) for n, r in load_extraction_rows(f.name, need=("session",))], detect_format(f.name)
+    ([(1, 'S1:1')], 'glong-extraction')
+    >>> os.remove(f.name)
+    """
+    rows = []
+    for n, row in iter_jsonl(path):
+        where = f"line {n}"
+        for key in (*need, "triples"):
+            if key not in row:
+                raise DataError(f"missing key '{key}'", path=path, where=where)
+        if "session" in row and (not isinstance(row["session"], int) or isinstance(row["session"], bool)):
+            raise DataError(f"'session' should be an integer, got {row['session']!r}", path=path, where=where)
+        if "conversation" in row and (not isinstance(row["conversation"], (str, int))
+                                      or isinstance(row["conversation"], bool)):
+            raise DataError(f"'conversation' should be an id, got {type(row['conversation']).__name__}",
+                            path=path, where=where)
+        items, weights = row["triples"], row.get("weights")
+        if not isinstance(items, list):
+            raise DataError("'triples' should be a list", path=path, where=where)
+        if weights is not None and (not isinstance(weights, list) or len(weights) != len(items)):
+            raise DataError("'weights' should be a list with one number per triple", path=path, where=where)
+        for k, d in enumerate(items):
+            if not isinstance(d, dict) or not all(isinstance(d.get(f), str) for f in ("subject", "relation", "object")):
+                raise DataError(f"triple {k + 1} needs string subject, relation and object", path=path, where=where)
+            w = weights[k] if weights is not None else d.get("weight")
+            if w is not None and not isinstance(w, (int, float)):
+                raise DataError(f"triple {k + 1} has a non-numeric weight", path=path, where=where)
+        rows.append((n, row))
+    return rows
+
+
 # --------------------------------------------------------------------------- MSC
 
 def load_msc_jsonl(path: PathLike) -> list[Conversation]:
@@ -201,8 +275,10 @@ def load_msc_jsonl(path: PathLike) -> list[Conversation]:
             for j, t in enumerate(_need(s, "dialog", list, path, sw), start=1):
                 tw = f"{sw}, turn {j}"
                 turns.append(Turn(f"S{index}:{j}", _need(t, "speaker", str, path, tw), _need(t, "text", str, path, tw)))
-            sessions.append(Session(index, turns, s.get("seconds_since_previous")))
-        personas = obj.get("init_personas") or []
+            sessions.append(Session(index, turns, _gap(s, "seconds_since_previous", path, sw)))
+        personas = _optional(obj, "init_personas", list, path, w, default=[])
+        if not all(isinstance(p, list) for p in personas):
+            raise DataError("'init_personas' should be a list of lists of sentences", path=path, where=w)
         conv = Conversation(cid, ["Speaker 1", "Speaker 2"], sessions, source="msc",
                             personas={f"Speaker {i + 1}": list(p) for i, p in enumerate(personas)})
         convs.append(_check_conversation(conv, path, w))
@@ -233,7 +309,8 @@ def load_msc_parlai(path: PathLike) -> list[Conversation]:
                 unit = str(d["time_unit"]).rstrip("s")
                 if unit not in _TIME_UNITS:
                     raise DataError(f"unknown time_unit '{d['time_unit']}'", path=path, where=sw)
-                gap = float(d["time_num"]) * _TIME_UNITS[unit]
+                num = _gap(d, "time_num", path, sw)
+                gap = None if num is None else num * _TIME_UNITS[unit]
         meta = obj.get("metadata") or {}
         cid = str(meta.get("initial_data_id", f"{Path(path).stem}-{n}"))
         personas = obj.get("init_personas") or obj.get("personas") or []
@@ -252,6 +329,8 @@ def load_msc_episodes(path: PathLike) -> list[Conversation]:
     convs = []
     for r, obj in enumerate(data, start=1):
         w = f"record {r}"
+        if not isinstance(obj, dict):
+            raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=w)
         conv = _episode_sessions(obj, path, w, str(obj.get("dataID", f"episode-{r}")), "msc-episodes")
         convs.append(_check_conversation(conv, path, w))
     return convs
@@ -318,7 +397,13 @@ def load_personaext_schema(path: PathLike) -> list[str]:
     """The relation names of PersonaExt's schema file (which has trailing commas)."""
     obj = read_json(path, lenient=True)
     groups = _need(obj, "relation_types", list, path, "top level")
-    return [t["type"] for g in groups for t in g.get("types", []) if "type" in t]
+    names = []
+    for k, group in enumerate(groups, start=1):
+        where = f"relation group {k}"
+        for t in _optional(group, "types", list, path, where, default=[]):
+            if not isinstance(t, dict) or "type" in t:  # entries without a type are notes, skipped
+                names.append(_need(t, "type", str, path, where))
+    return names
 
 
 # --------------------------------------------------------------------------- summaries
@@ -695,6 +780,8 @@ def detect_format(path: PathLike) -> str:
         return "msc-parlai"
     if {"question", "evidence", "conversation"} <= keys:
         return "glong-probes"
+    if {"conversation", "triples"} <= keys:
+        return "glong-extraction"
     if {"utterance", "subject", "relation", "object"} <= keys:
         return "personaext-pairs"
     if {"utterance", "triples"} <= keys:

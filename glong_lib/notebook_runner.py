@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .config import get_profile
 from .errors import DataError
 
 #: The repository's notebooks folder (the library is installed editable from the repo).
@@ -60,16 +61,37 @@ def clean_outputs(path: Path) -> None:
     nbformat.write(nb, str(path))
 
 
+def execute(book: Path, target: Path, params: dict) -> None:
+    """Run one notebook with papermill; a failing cell is one line naming the notebook, the cell and
+    the error (papermill's own exception carries the kernel's whole traceback)."""
+    import papermill as pm
+
+    try:
+        pm.execute_notebook(str(book), str(target), parameters=params, cwd=str(book.parent),
+                            kernel_name="python3", progress_bar=False, log_output=False)
+    except pm.PapermillExecutionError as e:
+        raise DataError(f"cell {e.exec_count} failed: {e.ename}: {' '.join(str(e.evalue).split())[:200]} "
+                        f"(the executed notebook with the full traceback: {target})", path=book.name) from None
+
+
 def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[Path] = None,
                   inplace: bool = False, only: Optional[Sequence[str]] = None,
                   folder: Path = NOTEBOOKS_DIR, extra: Optional[dict] = None, log=print) -> list[NotebookRun]:
     """Run each notebook top to bottom with papermill; stop at the first failure (it raises)."""
-    import papermill as pm
-
     if inplace and smoke:
         raise DataError("--inplace refreshes the committed notebooks with a full run; it cannot be --smoke")
+    if os.environ.get("GLONG_PROFILE"):  # the notebooks read it: an unknown name fails here, not in a kernel
+        try:
+            get_profile(os.environ["GLONG_PROFILE"])
+        except DataError as e:
+            raise DataError(f"GLONG_PROFILE: {e}") from None
     out = Path(out or REPO_ROOT / "build" / ("notebooks-smoke" if smoke else "notebooks"))
-    out.mkdir(parents=True, exist_ok=True)
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise DataError("is a symlink or not a folder; executed notebooks go into a folder", path=out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DataError(f"cannot create the folder ({e.strerror or type(e).__name__})", path=out) from None
     params: dict = dict(extra or {})
     if smoke:
         params.update(SMOKE=True, FIGURES_DIR=str((out / "figures").resolve()))
@@ -88,8 +110,7 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
     for book in books:
         target = book if inplace else out / book.name
         start = time.perf_counter()
-        pm.execute_notebook(str(book), str(target), parameters=params, cwd=str(book.parent),
-                            kernel_name="python3", progress_bar=False, log_output=False)
+        execute(book, target, params)
         clean_outputs(target)
         runs.append(NotebookRun(book.name, time.perf_counter() - start, target))
         log(f"{book.name:<45} {runs[-1].seconds:7.1f} s")

@@ -32,8 +32,20 @@ DEFAULT_SESSION_GAP_S = 7 * 24 * 3600
 TURN_SPACING_S = 30
 
 
+class _Fact:
+    """What a triple and a stored edge share: the (subject, relation, object) words."""
+
+    subject: str
+    relation: str
+    object: str
+
+    def text(self) -> str:
+        """The fact as one line of text: what the encoder embeds and the summarizer reads."""
+        return f"{self.subject} {self.relation} {self.object}"
+
+
 @dataclass
-class Triple:
+class Triple(_Fact):
     """One (subject, relation, object) fact, optionally with where it came from.
 
     >>> Triple("Maya", "have_pet", "cat").text()
@@ -48,10 +60,6 @@ class Triple:
     session: Optional[int] = None
     weight: Optional[float] = None
     source: Optional[str] = None  # the utterance it was extracted from
-
-    def text(self) -> str:
-        """The triple as one line of text: what the encoder embeds and the summarizer reads."""
-        return f"{self.subject} {self.relation} {self.object}"
 
     def key(self) -> tuple[str, str, str]:
         return (self.subject, self.relation, self.object)
@@ -167,7 +175,7 @@ class SummaryPair:
 
 
 @dataclass
-class MemoryEdge:
+class MemoryEdge(_Fact):
     """A stored fact: the directed edge subject -> object of the memory graph, with the paper's
     attributes (relation, weight, created, last accessed) plus provenance (session, turn, text)."""
 
@@ -183,9 +191,6 @@ class MemoryEdge:
     source_text: str = ""
     superseded_s: Optional[float] = None
     date: Optional[str] = None  # when the fact happened ("7 May 2023"; dates.edge_date), if the session is dated
-
-    def text(self) -> str:
-        return f"{self.subject} {self.relation} {self.object}"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

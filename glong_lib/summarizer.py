@@ -3,7 +3,7 @@
 No encoder-decoder checkpoint can be installed offline, so the ``offline`` profile trains its
 own with transformers' ``Seq2SeqTrainer`` and caches it (key: config + data hash + steps):
 
-* ``arch="t5"``: a small T5 (``T5Config``, a few layers, d_model 256) trained from scratch, with
+* ``arch="t5"``: a small T5 (``T5Config``, ``SummarizerConfig``'s sizes: 2 layers, d_model 128) trained from scratch, with
   the bundled MiniLM's fast WordPiece tokenizer (offsets are needed for the triple spans).
 * ``arch="minilm-ed"``: an ``EncoderDecoderModel`` warm-started from MiniLM on both sides; its
   cross-attention starts untrained (``freeze=True`` trains only the cross-attention and the head).
@@ -30,7 +30,7 @@ from .config import SUITE_SUMMARIZER, Profile, get_profile
 from .errors import DataError
 from .io import data_path, publish_folder
 from .loaders import load_summary_pairs
-from .models import cache_dir, choose_device, minilm_path, resolve_model, seed_everything
+from .models import cache_dir, choose_device, loading, minilm_path, resolve_model, seed_everything
 from .schema import SummaryPair, Triple
 
 ARCHS = ("t5", "minilm-ed")
@@ -245,7 +245,7 @@ def train_summarizer(config: SummarizerConfig, examples, out_dir: Path, progress
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
     (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-    publish_folder(tmp, out_dir)
+    publish_folder(tmp, out_dir, cache=True)  # out_dir is the summarizer cache's own key folder
     return meta
 
 
@@ -268,8 +268,9 @@ def load_seq2seq(path: str | Path, device: Optional[str] = None):
     """Fast tokenizer and encoder-decoder from a folder, with eager attention (weights returned)."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(str(path))
-    model = AutoModelForSeq2SeqLM.from_pretrained(str(path), attn_implementation="eager")
+    with loading("summarizer", str(path)):
+        tok = AutoTokenizer.from_pretrained(str(path))
+        model = AutoModelForSeq2SeqLM.from_pretrained(str(path), attn_implementation="eager")
     return tok, model.to(choose_device(device)).eval()
 
 

@@ -119,6 +119,17 @@ def same_numbers(a: str, b: str) -> bool:
     return Counter(_DIGITS.findall(a)) == Counter(_DIGITS.findall(b))
 
 
+def may_merge(a: str, b: str) -> bool:
+    """Whether two entity names may merge as spellings of one entity: the same numbers
+    (:func:`same_numbers`), and a letter or digit in each. The encoder maps a name of emoji or
+    symbols only to its unknown token, so any two such names sit at cosine 1.0 ("😀" and "🎉🎉").
+
+    >>> may_merge("the hospital", "hospital"), may_merge("\U0001F600", "\U0001F389\U0001F389")
+    (True, False)
+    """
+    return same_numbers(a, b) and any(c.isalnum() for c in a) and any(c.isalnum() for c in b)
+
+
 def content_word_list(text: str) -> list[str]:
     """Lower-case words of ``text`` without stopwords or one-letter tokens, in order, repeats kept.
 
@@ -177,3 +188,13 @@ def turn_line(turn: Union[Turn, str]) -> str:
     ('Maya: I moved to Denver.', 'Leo: hi')
     """
     return turn if isinstance(turn, str) else f"{turn.speaker}: {turn.text}"
+
+
+def cut_to_tokens(tokenizer, text: str, limit: int) -> str:
+    """``text`` cut after its first ``limit`` tokens (whole characters kept; unchanged when shorter).
+    Texts far longer than any limit are first cut by characters (a token is at least one), so the
+    tokenizer never reads megabytes."""
+    text = text[: limit * 16]
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = enc["offset_mapping"]
+    return text if len(offsets) <= limit else text[: offsets[limit - 1][1]]

@@ -7,8 +7,11 @@ its real retrieval and prompt code in milliseconds.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from glong_lib.config import PAPER_RETRIEVAL
 from glong_lib.agent import (
     METHODS,
     BM25RAGAgent,
@@ -111,7 +114,8 @@ def test_glong_agent_observes_inserts_and_retrieves_triples():
     assert len(agent.memory.edge_ids()) == 3
     now = conv.sessions[1].turns[0].time_s
     reply = agent.respond("How is your cat Miso?", ["Maya: hello"], now)
-    assert 1 <= len(reply.memories) <= 3 and all("->" in m for m in reply.memories)
+    # the paper's 5 anchors reach all 5 entities, so every edge is a candidate and K = 3 of 3 come back
+    assert len(reply.memories) == 3 and all("->" in m for m in reply.memories)
     assert any("miso" in m.lower() for m in reply.memories)
     # retrieval touched the returned edges on the conversation clock
     touched = [agent.memory.edge(e) for e in agent.last_result.edges]
@@ -123,7 +127,7 @@ def test_glong_agent_observes_inserts_and_retrieves_triples():
 def test_glong_ranked_format_labels_creation_time():
     conv = _conv()
     agent = GLongAgent(MemoryEchoGenerator(), TripleSource("gold", score=False), encoder=HashEncoder(),
-                       memory_format="ranked", k=1)
+                       settings=replace(PAPER_RETRIEVAL, k=1), memory_format="ranked")
     agent.start(conv)
     agent.observe_session(conv.sessions[0], conv)
     now = conv.sessions[0].turns[0].time_s + 2 * 86400
@@ -145,9 +149,9 @@ def test_make_agents_names_and_ablation_betas():
     agents = make_agents(MemoryEchoGenerator(), source=TripleSource("gold", score=False), encoder=HashEncoder())
     assert list(agents) == ["No history", "Long context", "Dense RAG", "BM25 RAG", "G-Long",
                             "G-Long w/o importance", "G-Long w/o recency"]
-    assert agents["G-Long"].retrieval["betas"] == (0.5, 0.3, 0.2)
-    assert agents["G-Long w/o importance"].retrieval["betas"] == (0.5, 0.0, 0.2)
-    assert agents["G-Long w/o recency"].retrieval["betas"] == (0.5, 0.3, 0.0)
+    assert agents["G-Long"].settings.betas == (0.5, 0.3, 0.2)
+    assert agents["G-Long w/o importance"].settings.betas == (0.5, 0.0, 0.2)
+    assert agents["G-Long w/o recency"].settings.betas == (0.5, 0.3, 0.0)
     assert agents["G-Long"].source is agents["G-Long w/o recency"].source  # one extraction pass
     with pytest.raises(DataError):
         make_agents(MemoryEchoGenerator(), methods=["memorybank"])
@@ -161,7 +165,7 @@ def test_no_rerank_ablation_feeds_the_semantic_top_five(sample_dir):
     agents = make_agents(MemoryEchoGenerator(), ["glong", "glong-no-rerank"],
                          source=TripleSource("gold", score=False), encoder=HashEncoder())
     plain = agents["No rerank (top-5)"]
-    assert plain.retrieval["k"] == 5 and plain.retrieval["rerank"] is False
+    assert plain.settings.k == 5 and plain.settings.rerank is False
     conv = load_conversation(sample_dir / "conversations" / "c01.json")
     plain.start(conv)
     plain.observe_session(conv.sessions[0], conv)
@@ -242,7 +246,7 @@ def test_extra_methods_hops_two_and_whole_replies_for_models_that_end_their_turn
     agents = make_agents(MemoryEchoGenerator(), ["glong", "glong-hops2", "summary-memory"],
                          source=TripleSource("gold", score=False), encoder=HashEncoder())
     assert list(agents) == ["G-Long", "G-Long L=2", "Summary memory"]
-    assert agents["G-Long L=2"].retrieval["hops"] == 2 and agents["G-Long"].retrieval["hops"] == 1
+    assert agents["G-Long L=2"].settings.hops == 2 and agents["G-Long"].settings.hops == 1
 
     class TwoLines(MemoryEchoGenerator):
         first_line_only = False

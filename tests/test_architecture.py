@@ -16,8 +16,24 @@ from testdata import ROOT
 from glong_lib.config import PROFILES
 
 LIB = ROOT / "glong_lib"
-#: Modules allowed past the size limit, each with the reason its docstring gives.
-MAX_LINES = 460  # the issue says "about 450"
+#: A module longer than this is hard to read in one sitting (CONTRIBUTING.md); the longer ones are
+#: listed below, each with the reason it stays whole.
+MAX_LINES = 400
+LONG_MODULES = {
+    "loaders.py": "one loader per supported format (the table in its docstring), each about a screen, "
+                  "and the checks they share: split, the table would be scattered across files",
+    "memory/graph.py": "one class, GraphMemory, whose methods keep one invariant between the faiss index "
+                       "and the networkx graph (node id = index position; aliases, merges, supersession)",
+    "agent.py": "every agent the MSC evaluation compares, side by side: they differ only in what fills "
+                "<MEMORY>, and that difference reads best in one file",
+    "evaluation/msc.py": "the MSC runner and MSCResults, which share one row format (tables, intervals, "
+                         "checkpoints), with the paper's quoted numbers they are printed beside",
+    "salience/decoder_only.py": "the offline salience source in one place: its settings (its cache key), the "
+                                "reading that taps attention while the summary is generated, the windows that "
+                                "bound a long session's reading, and Eq. 1-3 on the result",
+    "evaluation/metrics.py": "every reply and ranking metric, ours and nlg-eval's (the paper's scale) side "
+                             "by side so that their differences stay visible; each is one short function",
+}
 
 
 def test_layer_contract_holds():
@@ -58,11 +74,28 @@ def test_sibling_imports_inside_functions_only_in_the_command_line():
 
 
 @pytest.mark.parametrize("path", _library_files(), ids=lambda p: str(p.relative_to(LIB)))
-def test_modules_are_small_or_say_why(path):
+def test_modules_are_small_or_listed_with_a_reason(path):
     lines = len(path.read_text().splitlines())
-    if lines > MAX_LINES:
-        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
-        assert "Why this module is long" in doc, f"{path.name}: {lines} lines and no reason in its docstring"
+    name = path.relative_to(LIB).as_posix()
+    assert lines <= MAX_LINES or name in LONG_MODULES, f"{name}: {lines} lines; split it or list it with a reason"
+
+
+def test_the_long_module_list_has_no_stale_entry():
+    """An entry whose module shrank below the limit (or went away) would let it grow back unseen."""
+    sizes = {name: len((LIB / name).read_text().splitlines()) if (LIB / name).exists() else 0 for name in LONG_MODULES}
+    assert {n: s for n, s in sizes.items() if s <= MAX_LINES} == {}
+
+
+def test_contributing_draws_the_layer_contract():
+    """CONTRIBUTING.md's layer diagram names the layers of pyproject.toml's contract, in its order."""
+    import tomllib
+
+    layers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]["layers"]
+    want = [sorted(m.strip().removeprefix("glong_lib.") for m in layer.split("|")) for layer in layers]
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    diagram = text[text.index("```\ncli") + 4:].split("```")[0]
+    drawn = [sorted(m.strip().rstrip("/") for m in layer.split("|")) for layer in re.split(r"->", diagram)]
+    assert drawn == want
 
 
 def test_readme_profile_settings_equal_the_code():

@@ -28,6 +28,22 @@ def _locomo(change) -> str:
     return json.dumps([sample])
 
 
+def _conversation(change) -> str:
+    """The shipped c01 conversation with one field changed."""
+    conv = json.loads(Path(CONV).read_text())
+    change(conv)
+    return json.dumps(conv)  # ASCII escapes: a lone surrogate is written as \ud800, as a JSON file can hold it
+
+
+def _turn_row(**change) -> str:
+    """One line of a `glong extract` file for c01's first turn (a good triple), with fields changed."""
+    conv = json.loads(Path(CONV).read_text())
+    turn = conv["sessions"][0]["turns"][0]
+    row = {"conversation": conv["id"], "session": 1, "turn_id": turn["id"], "speaker": turn["speaker"],
+           "text": turn["text"], "triples": [{"subject": "maya", "relation": "like", "object": "tea"}]}
+    return json.dumps({**row, **change}) + "\n"
+
+
 FILES = {  # name -> content (str or bytes) written into the work folder before each case
     "empty.json": "",
     "blank.jsonl": "\n\n",
@@ -68,10 +84,34 @@ FILES = {  # name -> content (str or bytes) written into the work folder before 
     "locomo_evidence_dicts.json": _locomo(lambda s: s["qa"][0].update(evidence=[{"id": 1}])),
     "locomo_question_int.json": _locomo(lambda s: s["qa"][0].update(question=3)),
     "probes_bad.jsonl": json.dumps({"question": "q"}) + "\n",
+    "probes_session_list.jsonl": json.dumps({"conversation": "c01", "question": "q", "evidence": ["S1:1"],
+                                             "asked_in_session": [2]}) + "\n",
     "extract_rows_missing.jsonl": json.dumps({"conversation": "c01"}) + "\n",
     "extract_rows_no_triples.jsonl": json.dumps({"conversation": "c01", "session": 1, "triples": []}) + "\n",
     "extract_rows_bad_triple.jsonl": json.dumps({"conversation": "c01", "session": 1, "triples": [[1, 2, 3]]}) + "\n",
     "a_file": "x",
+    # --- the reliability sweep (issue 25; ids are the sweep's)
+    "conv_session_str.json": _conversation(lambda c: c["sessions"][0].update(session="one")),      # B05
+    "conv_gap_str.json": _conversation(lambda c: c["sessions"][0].update(seconds_since_previous="soon")),  # B06
+    "conv_date_int.json": _conversation(lambda c: c["sessions"][0].update(date=5)),                # B07
+    "conv_gap_huge.json": _conversation(lambda c: c["sessions"][1].update(seconds_since_previous=10 ** 400)),
+    "conv_turnid_list.json": _conversation(lambda c: c["sessions"][0]["turns"][0].update(id=["S1", 1])),  # B08
+    "conv_bigint.json": '{"id": "x", "n": ' + "7" * 5000 + "}",                                    # B04
+    "conv_surrogate.json": _conversation(lambda c: c["sessions"][0]["turns"][0].update(text="\ud800")),  # B03
+    "parlai_bad_time.jsonl": json.dumps({"dialog": [{"text": "hi"}], "previous_dialogs": [
+        {"dialog": [{"text": "yo"}], "time_num": "soon", "time_unit": "days"}]}) + "\n",          # B10
+    "schema_bad.json": json.dumps({"relation_types": ["like"]}),                                    # B11
+    "episodes_bad.json": json.dumps([{"first_session_dialogue": ["hi", "yo"]}, "record"]),         # B12
+    "msc_personas_int.jsonl": json.dumps({"id": "m", "init_personas": 5, "sessions": [
+        {"session": 1, "dialog": [{"speaker": "A", "text": "hi"}]}]}) + "\n",                     # B13
+    "triples_speaker_int.jsonl": _turn_row(speaker=5),                                              # C01
+    "triples_session_str.jsonl": _turn_row(session="abc"),                                          # C02
+    "triples_turnid_list.jsonl": _turn_row(turn_id=["S1:1"]),                                       # C03
+    "triples_text_int.jsonl": _turn_row(text=7),                                                    # C04
+    "triples_session_99.jsonl": _turn_row(session=99),                                              # C05
+    "score_session_dict.jsonl": json.dumps({"conversation": "c01", "session": {"n": 1}, "turn_id": "S1:1",
+                                            "triples": [{"subject": "a", "relation": "r", "object": "b"}]})
+    + "\n",  # G17
 }
 
 # (arguments, a regex the one error line must match). {d} is the work folder, {mem} a good memory in it.
@@ -155,6 +195,7 @@ CASES = [
     ("eval-retrieval --probes --methods bm25 --max-turns -5", "outside"),
     ("eval-retrieval --probes {d}/missing.jsonl --methods bm25", "no such file"),
     ("eval-retrieval --probes {d}/probes_bad.jsonl --methods bm25", "missing key"),
+    ("eval-retrieval --probes {d}/probes_session_list.jsonl --methods bm25", "'asked_in_session' should be int"),
     ("eval-retrieval --probes {d}/binary.json --methods bm25", "not UTF-8"),
     ("eval-retrieval --probes --methods bm25 --conversations-dir {d}/missing", "no such file|not a"),
     ("eval-retrieval --probes --methods bm25 --resume", "needs --checkpoint"),
@@ -209,6 +250,39 @@ CASES = [
     ("score {d}/extract_rows_no_triples.jsonl --out {d}/x.jsonl", "no triples to score"),
     ("score {d}/extract_rows_bad_triple.jsonl --out {d}/x.jsonl", "string subject"),
     ("score {d}/deep.jsonl --out {d}/x.jsonl", "nested too deeply|missing key"),
+    # --- the reliability sweep (issue 25): bad fields, bad --out targets, one line each
+    ("inspect {d}/loop.json", "loop"),                                                              # A06
+    ("inspect {d}/conv_session_str.json", "'session' should be int"),                               # B05
+    ("inspect {d}/conv_gap_str.json", "'seconds_since_previous' should be"),                        # B06
+    ("inspect {d}/conv_gap_huge.json", "'seconds_since_previous' should be a finite number"),
+    ("build {d}/conv_date_int.json --out {d}/new --gold --no-salience", "'date' should be str"),      # B07
+    ("build {d}/conv_turnid_list.json --out {d}/new --gold --no-salience", "'id' should be str"),     # B08
+    ("inspect {d}/conv_bigint.json", "number too large"),                                           # B04
+    ("build {d}/conv_surrogate.json --out {d}/new --gold --no-salience", "lone UTF-16 surrogate"),  # B03
+    ("inspect {d}/parlai_bad_time.jsonl", "'time_num' should be"),                                  # B10
+    ("inspect {d}/schema_bad.json", "expected a JSON object"),                                      # B11
+    ("inspect {d}/episodes_bad.json", "record 2: expected a JSON object"),                          # B12
+    ("inspect {d}/msc_personas_int.jsonl", "'init_personas' should be list"),                       # B13
+    ("build {conv} --out {mem} --triples {d}/triples_speaker_int.jsonl", "'speaker' should be text"),  # C01
+    ("build {conv} --out {mem} --triples {d}/triples_session_str.jsonl", "'session' should be an integer"),  # C02
+    ("build {conv} --out {mem} --triples {d}/triples_turnid_list.jsonl", r"turn id \['S1:1'\]"),    # C03
+    ("build {conv} --out {mem} --triples {d}/triples_text_int.jsonl", "'text' should be text"),     # C04
+    ("build {conv} --out {mem} --triples {d}/triples_session_99.jsonl", "session 99 is not the session"),  # C05
+    ("build {conv} --out {d}/link --gold --no-salience", "symlink"),
+    ("eval-retrieval --probes --methods bm25 --checkpoint {d}", "is a folder"),                     # E08
+    ("eval-retrieval --probes --methods ''", "--methods is empty"),                                 # G24
+    ("eval-msc --generator echo --out {d}", "is a folder"),                                         # G10
+    ("eval-msc --generator echo --out {d}/fifo", "named pipe"),                                     # G13
+    ("eval-msc --generator echo --out {d}/link.json", "symlink"),                                   # G11
+    ("extract {conv} --out {d}/fifo", "named pipe"),                                                # G12-13
+    ("score {d}/extract_rows_no_triples.jsonl --out {d}/link.json", "symlink"),
+    ("score {d}/score_session_dict.jsonl --out {d}/x.jsonl", "'session' should be an integer"),     # G17
+    ("train-extractor --out {d} --max-steps 1", "did not write"),                                   # G14
+    ("train-extractor --out {d}/a_file --max-steps 1", "not a folder"),                             # G15
+    ("train-extractor --out {d}/link --max-steps 1", "symlink"),
+    ("notebooks --smoke --only 00 --out {d}/a_file", "not a folder"),                               # G16
+    ("notebooks --smoke --only", "expected at least one argument"),                                 # G19
+    ("query {mem} hello --now -1e12", "--option=VALUE"),                                            # G04
     # --- the command itself
     ("", "required: COMMAND|the following arguments are required"),
     ("fly", "invalid choice"),
@@ -217,7 +291,16 @@ CASES = [
 
 
 def _tree(folder: Path) -> dict:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every path under ``folder``: a file's bytes, a link's target, a FIFO's kind."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_symlink():
+            out[str(p.relative_to(folder))] = ("link", os.readlink(p))
+        elif p.is_fifo():
+            out[str(p.relative_to(folder))] = "fifo"
+        elif p.is_file():
+            out[str(p.relative_to(folder))] = p.read_bytes()
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -225,15 +308,15 @@ def work(tmp_path_factory):
     d = tmp_path_factory.mktemp("bad-inputs")
     for name, content in FILES.items():
         (d / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    os.mkfifo(d / "fifo")  # a reader that never comes: replacing it would lose what its writer expects
+    (d / "loop.json").symlink_to(d / "loop.json")
+    (d / "link").symlink_to(d / "a_file")
+    (d / "link.json").symlink_to(d / "a_file")
     mem = GraphMemory(encoder=HashEncoder(32))
     mem.add_triples([Triple("a", "r", "b"), Triple("b", "r", "c"), Triple("c", "r", "d"), Triple("e", "r", "b")],
                     10.0, session=1)
     mem.save(d / "mem")
     return d
-
-
-def test_the_table_is_large_enough():
-    assert len(CASES) >= 100
 
 
 @pytest.mark.parametrize("args, message", CASES, ids=[c[0][:60] for c in CASES])
@@ -281,3 +364,79 @@ def test_build_force_replaces_a_memory_with_an_empty_one(work, tmp_path, capsys)
     assert GraphMemory.load(target, encoder=HashEncoder(32)).stats()["edges"] == 0
     capsys.readouterr()
     os.sync()
+
+
+# --------------------------------------------------------------------------- the reliability sweep (issue 25)
+
+def _one_error_line(capsys) -> str:
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
+
+
+def test_build_force_replaces_a_damaged_memory(work, tmp_path, capsys):
+    """Sweep D04/D12: a memory that does not load is named, and --force replaces it; a link at one of
+    its file names is removed, never written through (the file it points to is untouched)."""
+    import shutil
+
+    target = tmp_path / "mem"
+    shutil.copytree(work / "mem", target)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's")
+    data = next(target.glob("memory-*.json"))
+    data.unlink()
+    data.symlink_to(victim)
+    args = ["build", CONV, "--out", str(target), "--triples", str(work / "triples_other_conv.jsonl")]
+    assert main(args) == 2 and "pass --force" in _one_error_line(capsys)
+    assert main(args + ["--force"]) == 0
+    assert GraphMemory.load(target, encoder=HashEncoder(32)).stats()["edges"] == 0
+    assert victim.read_text() == "the user's" and not any(p.is_symlink() for p in target.iterdir())
+
+
+def _probes_run(tmp_path, probes: Path, resume: bool = False) -> list[str]:
+    args = ["eval-retrieval", "--probes", str(probes), "--methods", "bm25", "--k", "1", "--json",
+            "--checkpoint", str(tmp_path / "ck.jsonl")]
+    return args + (["--resume"] if resume else [])
+
+
+def test_resume_refuses_a_checkpoint_of_other_inputs_or_a_damaged_unit(tmp_path, capsys):
+    """Sweep E09: the checkpoint records its inputs' content, so --resume after the probes file
+    changed is refused (it reported the old numbers); E07: a damaged unit is one line."""
+    probes = tmp_path / "probes.jsonl"
+    probes.write_bytes((DATA / "probes.jsonl").read_bytes())
+    assert main(_probes_run(tmp_path, probes)) == 0
+    capsys.readouterr()
+    lines = (tmp_path / "ck.jsonl").read_text().splitlines()
+    (tmp_path / "ck.jsonl").write_text("\n".join(lines[:2] + [json.dumps({"key": "x", "value": 5})]) + "\n")
+    assert main(_probes_run(tmp_path, probes, resume=True)) == 2
+    assert "corrupt checkpoint" in _one_error_line(capsys)
+    probes.write_text(probes.read_text().replace("Maya", "Mia"))
+    assert main(_probes_run(tmp_path, probes, resume=True)) == 2
+    assert "other settings" in _one_error_line(capsys)
+
+
+def test_eval_msc_json_is_strict_json(capsys):
+    """Sweep G09: an infinite cost is printed as null, never as Infinity (not JSON)."""
+    args = ["eval-msc", "--generator", "echo", "--conversations", "1", "--turns-per-session", "1", "--no-salience",
+            "--methods", "no-history", "bm25-rag", "--price-in", "1e308", "--json"]
+    assert main(args) == 0
+
+    def refuse(name):
+        raise AssertionError(f"{name} in the output")
+
+    json.loads(capsys.readouterr().out, parse_constant=refuse)
+
+
+def test_glong_cache_that_is_a_file_is_one_line(work, monkeypatch, capsys):
+    """Sweep F01: the salience model's cache folder cannot be created."""
+    monkeypatch.setenv("GLONG_CACHE", str(work / "a_file"))
+    assert main(["build", CONV, "--out", str(work / "new"), "--gold"]) == 2
+    assert "set GLONG_CACHE to a writable folder" in _one_error_line(capsys)
+    assert not (work / "new").exists()
+
+
+def test_unknown_glong_profile_lists_the_names(work, monkeypatch, capsys):
+    """Sweep F07: checked before any notebook starts (it failed inside the kernel, 41 lines)."""
+    monkeypatch.setenv("GLONG_PROFILE", "gpt5")
+    assert main(["notebooks", "--smoke", "--only", "00", "--out", str(work / "nb")]) == 2
+    assert "unknown profile 'gpt5' (choose from offline, hub, paper)" in _one_error_line(capsys)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -55,6 +56,9 @@ BROKEN = [
     ("[{subject: i, relation: have_pet, object: dog}]", [T]),  # unquoted
     ('<think>\nhmm [\n</think>\n[{"subject": "i", "relation": "have_pet", "object": "dog"}]', [T]),
     ('[{"subject": "i", "relation": "have_pet"}]', []),  # incomplete triple
+    ('[{"subject": {"name": "i"}, "relation": "have_pet", "object": "dog"}]', []),  # a value that is no text
+    ("[{'subject': 'i', 'relation': 'own', 'object': 'Chris' Xbox'}]",  # an apostrophe before a word
+     [{"subject": "i", "relation": "own", "object": "Chris' Xbox"}]),
 ]
 
 
@@ -69,6 +73,12 @@ def test_parser_repairs(text, want):
 def test_parser_unparseable(text):
     result = ex.parse_output(text)
     assert result.triples == [] and not result.ok
+
+
+def test_parser_safety_net_counts_a_crash_as_unparseable(monkeypatch):
+    """A bug that raises inside the parser costs one output (counted unparseable), not the run."""
+    monkeypatch.setattr(ex.parsing, "parse_unguarded", lambda text: 1 / 0)
+    assert ex.parse_output('[["i", "have_pet", "dog"]]') == ex.ParseResult([], ok=False, repaired=False)
 
 
 def test_parser_empty_list_is_parseable():
@@ -104,34 +114,55 @@ def _check_result(result):
 @settings(max_examples=examples(300), deadline=None)
 @given(_JSONISH)
 def test_parser_handles_json_like_noise_without_the_safety_net(text):
-    """The unguarded parser (no catch-all) on noise: no exception, well-formed triples, fast."""
-    start = time.perf_counter()
+    """The unguarded parser (no catch-all) on noise: no exception, well-formed triples."""
     _check_result(ex.parsing.parse_unguarded(text))
-    assert time.perf_counter() - start < 0.5
+
+
+def _collector_visits(text: str) -> list[int]:
+    """How many values the parser's JSON collector visits in each decode it tries on ``text``."""
+    visits: list[int] = []
+    collect = ex.parsing._collect
+
+    def counting(value, depth=0):
+        if depth == 0:  # a new decoded value
+            visits.append(0)
+        visits[-1] += 1
+        return collect(value, depth)
+
+    with mock.patch.object(ex.parsing, "_collect", counting):  # the recursion looks the name up here too
+        _check_result(ex.parsing.parse_unguarded(text))
+    return visits
+
+
+def _most_values(text: str) -> int:
+    """An upper bound on the JSON values in ``text``: the whole, plus one per element (after ``[`` or
+    ``,``) and one per object value (after ``:``)."""
+    return 1 + sum(text.count(c) for c in "[,:")
 
 
 @settings(max_examples=examples(200), deadline=None)
 @given(_NESTED, st.integers(min_value=0, max_value=40))
-def test_parser_is_fast_on_nested_values_and_their_truncations(value, cut):
-    """Nested objects with non-triple keys (what made the old collector exponential), whole and
-    cut short: each parse stays well under the time budget."""
+def test_parser_work_is_linear_on_nested_values_and_their_truncations(value, cut):
+    """Nested objects with non-triple keys (what made the old collector exponential: it visited a
+    value once per enclosing triple-like object), whole and cut short: each decoded value is
+    visited once per decode, so each decode's work is bounded by the values the text can hold."""
     text = json.dumps(value)
     for candidate in (text, text[: max(1, len(text) - cut)], text.replace('"', "'")):
-        start = time.perf_counter()
-        _check_result(ex.parsing.parse_unguarded(candidate))
-        assert time.perf_counter() - start < 0.5
+        visits = _collector_visits(candidate)
+        assert len(visits) <= ex.parsing.MAX_STARTS + 1 and max(visits, default=0) <= _most_values(candidate)
 
 
 @pytest.mark.parametrize("text", ['{"a": [' * 40 + "]}" * 40, "[" * 100_000, '{"a": [' * 5000,
                                   "[{'subject': '" + "x" * 1_000_000])
 def test_parser_adversarial_inputs_are_linear_and_bounded(text):
     """The old collector took minutes on the first (exponential in depth); the old repair pass about
-    15 s on the last (it copied the rest of the input at every character: 0.18 s at 100 KB, 2.4 s at
-    400 KB). Now each is
-    well under a second on 2 cores; the budget leaves room for a loaded machine."""
-    start = time.perf_counter()
-    _check_result(ex.parsing.parse_unguarded(text))
-    assert time.perf_counter() - start < 5.0  # seconds; the benchmark measures the growth
+    15 s of CPU on the last (it copied the rest of the input at every character: 0.18 s at 100 KB,
+    2.4 s at 400 KB). The collector's work is counted; the repair pass, whose cost is inside string
+    operations, gets one generous bound in CPU seconds of this process (other jobs on the machine
+    do not count), a third of the old cost; ``bench_parser.py`` measures the growth."""
+    start = time.process_time()
+    assert max(_collector_visits(text), default=0) <= _most_values(text)
+    assert time.process_time() - start < 5.0
 
 
 _VALUE = st.text(min_size=1, max_size=20).map(str.strip).filter(bool)

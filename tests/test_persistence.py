@@ -17,6 +17,7 @@ from glong_lib.errors import DataError
 from glong_lib.loaders import load_conversation
 from glong_lib.memory import FORMAT_VERSION, GraphMemory, HashEncoder, build_memory
 from glong_lib.memory import persistence as P
+from glong_lib.memory.persistence import LOCK_FILE
 from glong_lib.schema import Triple
 
 
@@ -71,8 +72,9 @@ def test_save_keeps_foreign_files_and_leaves_only_owned_ones(tmp_path):
     assert load(folder).stats()["edges"] == 5
     assert (folder / "notes.txt").read_text() == "mine" and (folder / "sub").is_dir()
     names = sorted(p.name for p in folder.iterdir())
-    assert names[0].startswith("entities-") and names[1] == "manifest.json" and names[2].startswith("memory-")
-    assert names[3:] == ["notes.txt", "sub"]
+    assert names[0] == LOCK_FILE  # the saves' lock stays (deleting it would let two writers hold two locks)
+    assert names[1].startswith("entities-") and names[2] == "manifest.json" and names[3].startswith("memory-")
+    assert names[4:] == ["notes.txt", "sub"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no temporary or old folders beside it
 
 
@@ -176,6 +178,39 @@ def _edit_state(folder: Path, change) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
+def _resign(folder: Path, key: str, data: bytes) -> None:
+    """Replace a data file's bytes and sign them in the manifest: a crafted, correctly signed file."""
+    import hashlib
+
+    entry = _files(folder)[key]
+    (folder / entry["name"]).write_bytes(data)
+    _manifest(folder, lambda m: m["files"][key].update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest()))
+
+
+def _faiss_field(d: Path, offset: int, value: int, width: int = 8) -> None:
+    """Re-sign the index with one header field changed (offset 4: d, 4 bytes; 8: ntotal, 8 bytes)."""
+    data = bytearray(_index(d).read_bytes())
+    data[offset:offset + width] = value.to_bytes(width, "little")
+    _resign(d, "index", bytes(data))
+
+
+def _l2_index(d: Path) -> None:
+    import faiss
+
+    index = faiss.deserialize_index(np.frombuffer(_index(d).read_bytes(), dtype=np.uint8))
+    l2 = faiss.IndexFlatL2(index.d)
+    l2.add(index.reconstruct_n(0, index.ntotal))
+    _resign(d, "index", faiss.serialize_index(l2).tobytes())
+
+
+def _symlink_to_copy(path: Path) -> None:
+    """``path`` replaced by a symlink to an identical copy outside the folder (the checksum matches)."""
+    outside = path.parent.parent / f"outside-{path.name}"
+    outside.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(outside)
+
+
 def _meta(d: Path) -> Path:
     return d / _files(d)["meta"]["name"]
 
@@ -230,6 +265,17 @@ CORRUPTIONS = {
     "clock overflow": (lambda d: _edit_state(d, lambda m: m["edges"][0].update(last_access_s=1e308)), "not a time"),
     "dangling supersede link": (lambda d: _edit_state(d, lambda m: m.update(superseded_by={"0": 99})),
                                 "not an edge"),
+    # the reliability sweep (issue 25): crafted but correctly signed files, symlinks, huge numbers
+    "weight 10**400 (sweep D07)": (lambda d: _edit_state(d, lambda m: m["edges"][0].update(weight=10 ** 400)),
+                                   r"not in \[0, 1\]"),
+    "next_eid of 5000 digits (D08)": (lambda d: _resign(d, "meta", _meta(d).read_bytes().replace(
+        b'"next_eid": ', b'"next_eid": ' + b"9" * 5000 + b"0 * ", 1).replace(b"0 * ", b"", 1)), "corrupt|too large"),
+    "format_version -3 (D10)": (lambda d: _manifest(d, lambda m: m.update(format_version=-3)), "format_version"),
+    "memory file is a symlink (D03)": (lambda d: _symlink_to_copy(_meta(d)), "symlink"),
+    "manifest is a symlink": (lambda d: _symlink_to_copy(d / "manifest.json"), "symlink"),
+    "index claims 3e8 vectors (D05)": (lambda d: _faiss_field(d, 8, 300_000_000), "vectors for"),
+    "index claims 2**30 dimensions (D06)": (lambda d: _faiss_field(d, 4, 2 ** 30, 4), "-d but the memory says"),
+    "index of another metric (D13)": (_l2_index, "IndexFlatIP"),
     "index too small": (lambda d: _edit_state(d, lambda m: m["nodes"].append(
         {"name": "extra", "label": "extra", "created_s": 0.0, "first_session": None})), "vectors for"),
 }
@@ -299,3 +345,39 @@ def test_save_load_round_trip_property(tmp_path_factory, rows, policy, touches):
     assert sorted(p.name for p in again.iterdir()) == sorted(p.name for p in folder.iterdir())
     for p in folder.iterdir():
         assert (again / p.name).read_bytes() == p.read_bytes()
+
+
+def test_a_memory_that_would_not_load_is_never_written(tmp_path):
+    """Sweep C01: a save checks the new state the loader's way first; the old memory stays whole."""
+    folder = _saved(tmp_path)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    mem = load(folder)
+    state = mem.to_json()
+    state["edges"][0]["speaker"] = 5
+    with pytest.raises(DataError, match="would not load.*'speaker' is 5.*nothing written"):
+        P.save_memory(state, mem.index, folder)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_a_fifo_in_place_of_the_lock_is_an_error_not_a_hang(tmp_path):
+    import os
+
+    folder = _saved(tmp_path)
+    (folder / LOCK_FILE).unlink()
+    os.mkfifo(folder / LOCK_FILE)
+    with pytest.raises(DataError, match="not a regular file"):
+        load(folder)
+    with pytest.raises(DataError, match="not a regular file"):
+        chain().save(folder)
+
+
+def test_a_save_replaces_links_at_its_own_names_never_their_targets(tmp_path):
+    """A damaged memory whose files are links (sweep D03/D04) is replaced by the next save; the
+    files the links point to, outside the folder, are untouched."""
+    folder = _saved(tmp_path)
+    for path in (folder / "manifest.json", _meta(folder)):
+        _symlink_to_copy(path)
+    outside = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    chain().save(folder)
+    assert not any(p.is_symlink() for p in folder.iterdir()) and load(folder).stats()["edges"] == 4
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == outside

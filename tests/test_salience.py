@@ -105,6 +105,16 @@ def test_token_spans_with_leading_space_tokens():
     assert S.token_spans(offsets, ranges, text) == [(0, 4), (4, 8)]
 
 
+def test_token_spans_boundaries():
+    """Cases the mutation run found untested: one leading space skipped (not two); a token starting
+    where a triple ends belongs to the next; a token in no triple, or an empty end-of-text token,
+    belongs to none; a triple with no token gets the empty span (n, n)."""
+    text = "a bc ."
+    ranges = [(0, 1), (2, 3), (3, 4), (7, 9)]  # "a", "b", "c", and a triple cut off by truncation
+    offsets = [(0, 1), (1, 3), (3, 4), (4, 6), (6, 6)]  # "a", " b", "c", " .", the end
+    assert S.token_spans(offsets, ranges, text) == [(0, 1), (1, 2), (2, 3), (5, 5)]
+
+
 @pytest.fixture(scope="module")
 def minilm_tok():
     from glong_lib.summarizer import minilm_tokenizer
@@ -380,8 +390,38 @@ def test_position_saliency_by_hand():
     assert S.position_saliency(A, [[0, 1]]).tolist() == pytest.approx(S.triple_saliency(A, [(0, 2)]).tolist())
     with pytest.raises(DataError, match="outside"):
         S.position_saliency(A, [[3]])
-    with pytest.raises(DataError, match="aggregate"):
+    with pytest.raises(DataError, match="aggregate 'max' \\(choose from sum, mean\\)"):
         S.position_saliency(A, [[0]], "max")
+    # no triples: an empty vector; float32 whatever the input's type (Eq. 3 divides it next)
+    assert S.position_saliency(A, []).shape == (0,)
+    for other in (A.double(), np.array([[1, 0], [2, 3]])):
+        assert S.position_saliency(other, [[0, 1]], "mean").dtype == torch.float32
+
+
+def test_layer_saliency_by_hand_and_on_summed_mass():
+    # two layers read, one not: (layers, input tokens, summary tokens)
+    A = np.array([[[0.5, 0.1], [0.2, 0.1], [0.1, 0.4]],
+                  [[np.nan, np.nan]] * 3,
+                  [[0.0, 0.3], [0.6, 0.0], [0.2, 0.2]]])
+    positions = [[0, 2], [1]]
+    out = S.layer_saliency(A, positions)
+    assert out.shape == (3, 2)
+    assert out[0].tolist() == pytest.approx([1.1, 0.3])  # (0.5 + 0.1) + (0.1 + 0.4); 0.2 + 0.1
+    assert np.isnan(out[1]).all()                        # a layer not read stays NaN
+    assert out[2].tolist() == pytest.approx([0.7, 0.6])
+    assert S.layer_saliency(A, positions, "mean")[0].tolist() == pytest.approx([0.55, 0.3])
+    # what a cached reading keeps (each token's mass summed over the summary rows) scores the same
+    mass = A.sum(axis=2, keepdims=True)
+    np.testing.assert_allclose(S.layer_saliency(mass, positions), out, rtol=1e-6)
+
+
+def test_normalise_by_group_is_eq3_inside_each_group():
+    w = S.normalise_by_group([0.2, 0.4, 3.0, 1.5, 0.0], ["d1", "d1", "d2", "d2", "d3"])
+    assert w.tolist() == pytest.approx([0.5, 1.0, 1.0, 0.5, 1.0])  # d3 drew no attention: weight 1
+    # one group is normalise_by_max itself
+    raw = [0.9, 1.1, 0.55]
+    assert S.normalise_by_group(raw, [7, 7, 7]).tolist() == pytest.approx(
+        S.normalise_by_max(torch.tensor(raw)).tolist())
 
 
 def test_turns_from_triples_and_dialogue_text():

@@ -10,25 +10,36 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from ..config import PROFILES, Profile, get_profile
+from ..config import PROFILES, RETRIEVAL_PRESETS, Profile, RetrievalSettings, get_profile
 from ..errors import DataError
 from ..io import Checkpoint
 
 
-def add_profile_option(parser, smoke: bool = False) -> None:
+def add_profile_option(parser, smoke: bool = False, salience: bool = False) -> None:
+    """``--profile`` (and ``--smoke``; with ``salience``, ``--salience-layer``, the decoder source's
+    attention layer, ``profile.summarizer.layer``)."""
     parser.add_argument("--profile", default="offline", choices=sorted(PROFILES),
                         help="model profile (default: offline, no network)")
     if smoke:
         parser.add_argument("--smoke", action="store_true", help="the profile at tiny sizes (tests): profile.smoke()")
+    if salience:
+        parser.add_argument("--salience-layer", type=number(int, 0, 255), default=None,
+                            help="decoder salience source: the attention layer read for Eq. 1-3 "
+                                 "(default: the measured one, 16 of SmolLM2's 30)")
 
 
 def profile_from(args) -> Profile:
-    """The profile the options ask for: ``--profile``, made tiny by ``--smoke``."""
+    """The profile the options ask for: ``--profile``, made tiny by ``--smoke``, with the salience
+    layer ``--salience-layer`` names."""
     p = get_profile(args.profile)
-    return p.smoke() if getattr(args, "smoke", False) else p
+    p = p.smoke() if getattr(args, "smoke", False) else p
+    if getattr(args, "salience_layer", None) is not None:
+        p = replace(p, summarizer=replace(p.summarizer, layer=args.salience_layer))
+    return p
 
 
 def number(kind=float, low: Optional[float] = None, high: Optional[float] = None):
@@ -71,45 +82,156 @@ def finite_json(value: Any) -> Any:
     return value
 
 
+def shown(value: Any) -> str:
+    r"""``value`` as table text: control and bidirectional-override characters escaped, so a name
+    holding a newline cannot break the table and U+202E cannot reverse what follows it on screen.
+
+    >>> print(shown("weird" + chr(10) + "id"), shown("a" + chr(0x202E) + "b"), shown("café 😀"))
+    weird\nid a\u202eb café 😀
+    """
+    import unicodedata
+
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() and unicodedata.category(c) != "Cf" else ascii(c)[1:-1] for c in text)
+
+
 def print_table(rows: dict[str, Any] | list[dict[str, Any]], as_json: bool = False) -> None:
     """Print a dict as two aligned columns, a list of dicts as a table, or either as JSON."""
     if as_json:
         print(json.dumps(finite_json(rows), indent=2, ensure_ascii=False, allow_nan=False))
         return
     if isinstance(rows, dict):
-        width = max(len(str(k)) for k in rows)
+        width = max(len(shown(k)) for k in rows)
         for k, v in rows.items():
-            print(f"{str(k):<{width}}  {v}")
+            print(f"{shown(k):<{width}}  {shown(v)}")
         return
     if not rows:
         print("(nothing)")
         return
     cols = list(rows[0])
-    widths = {c: max(len(str(c)), *(len(str(r.get(c, ""))) for r in rows)) for c in cols}
-    print("  ".join(f"{c:<{widths[c]}}" for c in cols))
+    widths = {c: max(len(shown(c)), *(len(shown(r.get(c, ""))) for r in rows)) for c in cols}
+    print("  ".join(f"{shown(c):<{widths[c]}}" for c in cols))
     print("  ".join("-" * widths[c] for c in cols))
     for r in rows:
-        print("  ".join(f"{str(r.get(c, '')):<{widths[c]}}" for c in cols))
+        print("  ".join(f"{shown(r.get(c, '')):<{widths[c]}}" for c in cols))
 
 
-def split_list(text: str, what: str, kind=str) -> list:
-    """Comma-separated values of an option, refused when empty or malformed."""
+#: How ``split_list`` names the values it expects, in its messages.
+_KIND_NAMES = {int: "integers", float: "numbers", str: "values"}
+
+
+def split_list(text: str, what: str, kind=str, positive: bool = False) -> list:
+    """Comma-separated values of an option, refused when empty, malformed or (with ``positive``)
+    below 1; blanks between commas are skipped.
+
+    >>> split_list("1, 5,,10", "--k", int, positive=True)
+    [1, 5, 10]
+    """
+    name = _KIND_NAMES.get(kind, f"{kind.__name__} values")
     try:
         values = [kind(x.strip()) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise DataError(f"{what} should be comma-separated {kind.__name__} values, got '{text}'") from None
+        raise DataError(f"{what} should be comma-separated {name}, got '{text}'") from None
+    if positive and (not values or min(values) < 1):
+        raise DataError(f"{what} should be positive {name}, got '{text}'")
     if not values:
         raise DataError(f"{what} is empty")
     return values
 
 
-def checkpoint_from(args, ignore: tuple[str, ...] = ()):
+def checkpoint_from(args, ignore: tuple[str, ...] = (), value_kind: type = list):
     """The ``io.Checkpoint`` that ``--checkpoint FILE [--resume]`` asks for (None without it). Its
-    settings are every option that changes the results, so a resumed run cannot mix two runs."""
+    settings are every option that changes the results and the content hash of every input file or
+    folder an option names, so a resumed run cannot mix two runs (nor two versions of one file).
+    ``value_kind`` is what each finished unit holds (a damaged line is refused, not used)."""
     if args.checkpoint is None:
         if args.resume:
             raise DataError("--resume needs --checkpoint FILE")
         return None
     skip = {"func", "command", "checkpoint", "resume", "json", *ignore}
     settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in skip}
-    return Checkpoint(args.checkpoint, settings, resume=args.resume)
+    settings["input hashes"] = {k: input_hash(v) for k, v in sorted(settings.items())
+                                if isinstance(v, str) and v and Path(v).exists()}
+    return Checkpoint(args.checkpoint, settings, resume=args.resume, value_kind=value_kind)
+
+
+def input_hash(path: str | Path) -> str:
+    """A short content hash of a file, or of a folder's files (names and bytes, in name order)."""
+    from ..io import content_key, sha256_file
+
+    p = Path(path)
+    if p.is_dir():
+        return content_key(*[(f.name, sha256_file(f)) for f in sorted(p.iterdir()) if f.is_file()])
+    return sha256_file(p)[:12] if p.is_file() else ""
+
+
+# --------------------------------------------------------------------------- settings as options
+
+def option_name(f) -> str:
+    """The command-line flag of a settings field: its ``knob`` option name, else the field's name
+    with dashes (``semantic_top_n`` -> ``--top-n``, ``edge_text`` -> ``--edge-text``)."""
+    return "--" + (f.metadata.get("option") or f.name.replace("_", "-"))
+
+
+def field_type(f):
+    """The argparse type of a settings field, with the field's own range: the option refuses what
+    the dataclass would refuse, as a usage error before any work."""
+    meta, default = f.metadata, f.default
+    if isinstance(default, tuple):
+        one = number(float, meta.get("low"), meta.get("high"))
+
+        def floats(text: str):
+            values = [one(x.strip()) for x in text.split(",")]
+            if len(values) != len(default):
+                raise argparse.ArgumentTypeError(f"'{text}' should be {len(default)} comma-separated numbers")
+            return tuple(values)
+        return floats
+    return number(type(default), meta.get("low"), meta.get("high"))
+
+
+def shown(value) -> str:
+    """A default as the command line writes it: ``(0.5, 0.3, 0.2)`` -> ``0.5,0.3,0.2``."""
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def add_settings_options(parser, cls=RetrievalSettings, skip: tuple[str, ...] = (), label: str = "paper") -> None:
+    """One option per field of the settings dataclass ``cls`` (but ``skip``), its help, range and
+    choices taken from the field (``config.knob``); the help names the dataclass default as
+    ``label`` (RetrievalSettings' defaults are the paper's). Every option's default is None, meaning
+    "the preset's value", so the dataclass is the one source of defaults; ``settings_from_args``
+    applies them. A yes/no field becomes a ``--field/--no-field`` pair."""
+    for f in fields(cls):
+        if f.name in skip:
+            continue
+        meta, flag = f.metadata, option_name(f)
+        common = dict(dest=f.name, default=None, help=f"{meta['help']} ({label}: {shown(f.default)})")
+        if isinstance(f.default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+        elif meta.get("choices") is not None:
+            parser.add_argument(flag, choices=meta["choices"], **common)
+        else:
+            parser.add_argument(flag, type=field_type(f), metavar=f.name.upper(), **common)
+
+
+def add_preset_option(parser, what: str = "") -> None:
+    """``--preset NAME``: the retrieval settings to start from (``config.RETRIEVAL_PRESETS``)."""
+    parser.add_argument("--preset", choices=list(RETRIEVAL_PRESETS), default=None,
+                        help="retrieval settings to start from; single options below change one field"
+                             + (f" (default: {what})" if what else ""))
+
+
+def settings_from_args(args, base: RetrievalSettings, cls=RetrievalSettings,
+                       skip: tuple[str, ...] = ()) -> RetrievalSettings:
+    """``base`` with every field the command line set (options left at None keep the base's value;
+    ``skip`` as in ``add_settings_options``).
+
+    >>> ns = argparse.Namespace(hops=2, anchors=None)
+    >>> s = settings_from_args(ns, RETRIEVAL_PRESETS["paper"])
+    >>> s.hops, s.anchors
+    (2, 5)
+    """
+    changes = {f.name: getattr(args, f.name) for f in fields(cls)
+               if f.name not in skip and getattr(args, f.name, None) is not None}
+    return replace(base, **changes)

@@ -1,21 +1,62 @@
 """``glong eval-msc``: every method over multi-session conversations, scored like the paper's
-Table 1 (BLEU-2/3, ROUGE-L per session) with a token and cost table like its Table 6."""
+Table 1 (BLEU-2/3, ROUGE-L per session) with a token and cost table like its Table 6.
+
+This is the one MSC runner: ``benchmarks/bench_msc.py`` is this command with a preset of options
+(every method, ``--variants``, ``--compare``, short first-line replies). ``--variants`` adds two
+G-Long variants that change the prompt, not the memory (the reference code's ranked memory lines;
+the context never reset between sessions); ``--compare`` adds the smoothed Table 1, the paired
+comparisons of :data:`PAIRS` (bootstrap over conversations), reply health, and G-Long against long
+context with the number of replies the paper's difference would need; ``--generator tokens``
+counts prompt tokens with the local model's tokenizer and generates nothing (prompts never depend
+on generated replies, so the token figures equal a full run's).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import platform
+import time
 from pathlib import Path
 
 from ..errors import DataError
-from ..io import atomic_write_text, data_path
-from .common import add_profile_option, checkpoint_from, number, print_table
+from ..io import atomic_write_text, check_output_file, data_path
+from ..config import with_overrides
+from .common import add_profile_option, checkpoint_from, finite_json, number, print_table, profile_from
+
+#: The two prompt variants of ``--variants`` (their names in the tables).
+RANKED = "G-Long, ranked memory lines"
+DIALOGUE = "G-Long, context never reset"
+
+#: The scores each pair is compared on: nlg-eval's (the paper's scale), then the smoothed ones.
+PAIR_METRICS = (("nlg_b2", "B-2"), ("nlg_rougeL", "R-L"), ("b2", "B-2 sm."), ("rougeL", "R-L sm."))
+
+#: (method, baseline, what the pair measures): ``--compare`` gives each pair run a paired-bootstrap line.
+PAIRS = [
+    ("G-Long", "Long context", "the paper's Table 1 headline"),
+    ("G-Long", "No history", "memory at all"),
+    ("G-Long", "Dense RAG", "triples vs raw turns"),
+    ("G-Long", "BM25 RAG", "triples vs raw turns, lexical"),
+    ("G-Long", "Summary memory", "extracted triples vs LLM-written summaries"),
+    ("G-Long", "G-Long w/o importance", "Eq. 3 weights in Eq. 4"),
+    ("G-Long", "G-Long w/o recency", "the recency term"),
+    ("G-Long", "No rerank (top-5)", "Table 14: rerank top-3 vs semantic top-5"),
+    ("G-Long", "G-Long L=2", "hops L = 1 vs 2"),
+    ("G-Long", RANKED, "paper's memory lines vs the reference code's"),
+    ("G-Long", DIALOGUE, "context: current session (paper) vs never reset (reference code)"),
+]
+
+#: The prompt-token aim against long context (issue 7; the paper: 63.0% fewer).
+TOKEN_AIM = 0.60
 
 #: The local model's reply cap: the 135M model never ends its turn by itself (see ``clean_reply``).
 LOCAL_REPLY_TOKENS = 40
 
 
 def register(sub) -> None:
-    from ..agent import ALL_METHODS, METHODS
+    from ..config import AGENT_METHODS as METHODS
+    from ..config import ALL_AGENT_METHODS as ALL_METHODS  # no torch at --help
 
     p = sub.add_parser("eval-msc", help="response generation over sessions: BLEU/ROUGE-L, prompt tokens, cost")
     p.add_argument("--msc", type=Path, default=None,
@@ -24,18 +65,24 @@ def register(sub) -> None:
     p.add_argument("--seed", type=number(int, 0), default=42, help="sampling seed (default 42)")
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=ALL_METHODS, metavar="METHOD",
                    help=f"any of: {' '.join(ALL_METHODS)} (default: all but glong-no-rerank, the paper's Table 14)")
-    p.add_argument("--turns-per-session", type=number(int, 1), default=None,
-                   help="answer only the first N user turns of each session (CPU budget)")
+    p.add_argument("--variants", action="store_true",
+                   help="also G-Long with the reference code's ranked memory lines and with the context never "
+                        "reset (needs glong among --methods)")
+    p.add_argument("--turns-per-session", type=number(int, 0), default=None,
+                   help="answer only the first N user turns of each session (CPU budget; 0 = all)")
     p.add_argument("--max-sessions", type=number(int, 1), default=None, help="use only the first N sessions")
     p.add_argument("--triples", choices=("auto", "gold", "model"), default="auto",
                    help="G-Long's triples: gold (stored with the samples), model (the extractor), "
                         "auto = gold when every conversation has them")
     p.add_argument("--no-salience", action="store_true", help="weights 1.0 instead of the salience scorer (Eq. 1-3)")
+    p.add_argument("--extractor-steps", type=number(int, 1), default=None,
+                   help="--triples model: train the extractor N steps instead of the profile's (a quicker, weaker adapter)")
     p.add_argument("--scope", choices=("session", "dialogue"), default="session",
                    help="Eq. 3's maximum: each session's (paper) or every session's so far (reference code)")
-    p.add_argument("--generator", choices=("local", "openai", "echo"), default="local",
-                   help="local chat model (profile's), an OpenAI-compatible endpoint, or echo (no model: "
-                        "replies with the top memory; for pipeline checks)")
+    p.add_argument("--generator", choices=("local", "openai", "echo", "tokens"), default="local",
+                   help="local chat model (profile's), an OpenAI-compatible endpoint, echo (no model: "
+                        "replies with the top memory; for pipeline checks), or tokens (echo counting with the "
+                        "local model's tokenizer and chat template: exact prompt tokens, no generation)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1")
     p.add_argument("--model", default=None, help="generator model name or directory")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
@@ -45,10 +92,16 @@ def register(sub) -> None:
     p.add_argument("--full-replies", action="store_true",
                    help="local model: no first-line stop or cut (off by default: the 135M model never ends its "
                         "turn; see clean_reply). API models always keep their whole reply")
+    p.add_argument("--reply-probe", type=number(int, 0), default=0, metavar="N",
+                   help="local model: first generate N G-Long replies with 160 tokens and no first-line stop, "
+                        "and report how they end (the evidence for the first-line default)")
     p.add_argument("--memory-format", choices=("arrow", "ranked"), default="arrow",
                    help="memory lines: the paper's 's -r-> o' or the reference code's ranked lines")
     p.add_argument("--context-scope", choices=("session", "dialogue"), default="session",
                    help="context: the current session (paper) or never reset (reference code)")
+    p.add_argument("--compare", action="store_true",
+                   help="also the smoothed Table 1, paired differences with 95%% intervals, reply health, "
+                        "and G-Long against long context")
     p.add_argument("--price-in", type=number(float, 0), default=0.15, help="$ per 1M input tokens (gpt-4o-mini: 0.15)")
     p.add_argument("--price-out", type=number(float, 0), default=0.60, help="$ per 1M output tokens (gpt-4o-mini: 0.60)")
     p.add_argument("--out", type=Path, default=None, help="also write every reply and score to this JSON file")
@@ -56,11 +109,14 @@ def register(sub) -> None:
                    help="append each finished (conversation, method) to this JSON-lines file")
     p.add_argument("--resume", action="store_true", help="continue the run recorded in --checkpoint")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    add_profile_option(p)
+    add_profile_option(p, smoke=True)
     p.set_defaults(func=run)
 
 
+# --------------------------------------------------------------------------- building the run
+
 def build_generator(args):
+    """The generator ``--generator`` asks for."""
     from ..generation import MemoryEchoGenerator, make_generator
 
     if args.generator == "echo":
@@ -69,18 +125,20 @@ def build_generator(args):
         raise DataError("--generator openai needs --base-url")
     local = {} if args.generator == "openai" else {"stop_at_line_end": not args.full_replies}
     cap = args.max_new_tokens if args.generator == "openai" else args.max_new_tokens or LOCAL_REPLY_TOKENS
-    return make_generator(args.profile, max_new_tokens=cap,
-                          base_url=args.base_url if args.generator == "openai" else None,
-                          model=args.model, api_key_env=args.api_key_env, **local)
+    generator = make_generator(profile_from(args).name, max_new_tokens=cap,
+                               base_url=args.base_url if args.generator == "openai" else None,
+                               model=args.model, api_key_env=args.api_key_env, **local)
+    if args.generator == "tokens":
+        return MemoryEchoGenerator(tokenizer=generator.tokenizer, context_window=generator.context_window,
+                                   max_new_tokens=cap)
+    return generator
 
 
-def run(args) -> int:
-    from ..agent import TripleSource, make_agents
-    from ..evaluation.msc import PriceTable, run_msc_evaluation, sample_conversations
+def load_msc(args):
+    """(path, conversations, triple mode): the conversations ``--msc`` names, sampled with ``--seed``."""
+    from ..evaluation.msc import sample_conversations
     from ..loaders import load_conversations
-    from ..models import seed_everything
 
-    seed_everything(args.seed)
     path = args.msc or data_path("conversations")
     if not path.exists():
         raise DataError("no such file or folder", path=path)
@@ -88,29 +146,226 @@ def run(args) -> int:
     mode = args.triples
     if mode == "auto":
         mode = "gold" if all(any(t.triples for t in c.turns()) for c in convs) else "model"
-    source = TripleSource(mode, score=not args.no_salience, profile=args.profile, scope=args.scope)
-    agents = make_agents(build_generator(args), args.methods, source=source, memory_format=args.memory_format)
+    return path, convs, mode
+
+
+def build_agents(args, generator, source) -> dict:
+    """The agents of ``--methods`` (and the ranked-lines variant with ``--variants``)."""
+    from ..agent import GLongAgent, make_agents
+
+    agents = make_agents(generator, args.methods, source=source, memory_format=args.memory_format)
+    if wants_variants(args):
+        agents[RANKED] = GLongAgent(generator, source, memory_format="ranked", name=RANKED)
+    return agents
+
+
+def wants_variants(args) -> bool:
+    return args.variants and "glong" in args.methods
+
+
+def evaluate(args, agents, generator, source, convs, price):
+    """Run every agent (and, with ``--variants``, the never-reset context as a second run: the
+    context scope is a run setting) and return one ``MSCResults``."""
+    from ..agent import GLongAgent
+    from ..evaluation.msc import MSCResults, run_msc_evaluation
+
+    common = dict(turns_per_session=args.turns_per_session or None, max_sessions=args.max_sessions,
+                  price=price, progress=not args.json)
+    result = run_msc_evaluation(agents, convs, context_scope=args.context_scope,
+                                checkpoint=checkpoint_from(args, ignore=("out",), value_kind=dict), **common)
+    if not wants_variants(args):
+        return result
+    suffixed = args.checkpoint.with_name(args.checkpoint.name + ".dialogue") if args.checkpoint else None
+    other = run_msc_evaluation({DIALOGUE: GLongAgent(generator, source, name=DIALOGUE)}, convs,
+                               context_scope="dialogue", **common,
+                               checkpoint=checkpoint_from(argparse.Namespace(**{**vars(args), "checkpoint": suffixed}),
+                                                          ignore=("out",), value_kind=dict))
+    return MSCResults(result.records + other.records, result.methods + other.methods,
+                      {**result.memory_tokens, **other.memory_tokens}, {**result.wall_s, **other.wall_s},
+                      result.price, result.settings)
+
+
+def machine() -> str:
+    """This machine in one line (CPU, torch threads, load): timings mean nothing without it."""
+    import torch
+
+    load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch threads "
+            f"{torch.get_num_threads()}, load average {load[0]:.1f} at start")
+
+
+def run(args) -> int:
+    from ..agent import TripleSource
+    from ..evaluation.msc import PriceTable
+    from ..models import seed_everything
+
+    if args.out:
+        check_output_file(args.out)  # before the run: an --out that cannot be written would discard it
+    seed_everything(args.seed)
+    path, convs, mode = load_msc(args)
+    profile = profile_from(args)
+    if args.extractor_steps:
+        profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
+    source = TripleSource(mode, score=not args.no_salience, profile=profile, scope=args.scope)
+    generator = build_generator(args)
+    agents = build_agents(args, generator, source)
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
                        else "gpt-4o-mini")
-    checkpoint = checkpoint_from(args, ignore=("out",))
-    result = run_msc_evaluation(agents, convs, turns_per_session=args.turns_per_session,
-                                max_sessions=args.max_sessions, context_scope=args.context_scope,
-                                price=price, progress=not args.json, checkpoint=checkpoint)
+    if args.reply_probe and args.generator == "local":
+        reply_probe(convs, source, args.reply_probe, profile_from(args))
+    start = time.perf_counter()
+    result = evaluate(args, agents, generator, source, convs, price)
     result.settings.update({"data": path.name, "triples": mode, "salience": not args.no_salience,
-                            "generator": getattr(agents[next(iter(agents))].generator, "name", args.generator),
-                            "seed": args.seed})
+                            "generator": getattr(generator, "name", args.generator), "seed": args.seed,
+                            "tokens_only": args.generator == "tokens", "extractor_steps": profile.extractor.max_steps,
+                            "reply_scale": "nlg_*: LD-Agent preprocessing + nlg-eval"})
+    data = {**result.to_dict(), "run": {"seconds": round(time.perf_counter() - start, 1), "machine": machine()}}
+    if args.compare:
+        data["comparison"] = comparison(result, replies=args.generator != "tokens")
     if args.out:
-        atomic_write_text(args.out, result.to_json())
+        atomic_write_text(args.out, as_json(data))
     if args.json:
-        data = result.to_dict()
         data.pop("records")
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(as_json(data))
         return 0
     print(f"{len(convs)} conversation(s) from {path.name}; G-Long triples: {mode}; "
-          f"generator: {result.settings['generator']}\n")
-    print("Table 1 layout (x100; BLEU-2 / BLEU-3 / ROUGE-L per evaluated session, then the average)")
-    print_table(result.table1())
+          f"generator: {result.settings['generator']}; machine: {data['run']['machine']}\n")
+    print_tables(result, price, smoothed=args.compare, replies=args.generator != "tokens")
+    if args.compare:
+        print_comparison(data["comparison"])
+    print(f"\nwall time {data['run']['seconds']:.0f} s")
+    return 0
+
+
+# --------------------------------------------------------------------------- reports
+
+def as_json(data: dict) -> str:
+    """``data`` as JSON text: NaN and infinity as null, anything else unknown as its string."""
+    return json.dumps(finite_json(data), indent=2, ensure_ascii=False, default=str, allow_nan=False)
+
+
+def print_tables(result, price, smoothed: bool = False, replies: bool = True) -> None:
+    """The Table 1 layout (nlg-eval scale; with ``smoothed`` also the smoothed one and the B-1..B-4
+    averages) unless no reply was generated, then the Table 6 layout."""
+    if replies:
+        print("Table 1 layout (x100; BLEU-2 / BLEU-3 / ROUGE-L per evaluated session, then the average), "
+              "the paper's nlg-eval scale")
+        print_table(result.table1())
+    if replies and smoothed:
+        print("\nTable 1 layout (x100), nlg-eval on raw whitespace-split text (the suite's earlier scale)")
+        print_table(result.table1(scale="whitespace"))
+        print("\nTable 1 layout (x100), smoothed sentence BLEU and rouge_score ROUGE-L")
+        print_table(result.table1(scale="smoothed"))
+        print("\nAverages (x100, B-1..B-4, ROUGE-L)")
+        print_table([{k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()} for r in result.summary()])
     print("\nTable 6 layout (tokens per conversation; cost in $ per 1K conversations at "
           f"${price.input_per_m}/1M in, ${price.output_per_m}/1M out)")
     print_table(result.tokens())
-    return 0
+    if result.settings.get("turns_per_session") is None and {"G-Long", "Long context"} <= set(result.methods):
+        print("\nPrompt-token saving of G-Long against long context, counted two ways from this run")
+        print_table(result.token_saving("G-Long", "Long context"))
+
+
+def comparison(result, replies: bool = True) -> dict:
+    """What ``--compare`` reports: the pairs of :data:`PAIRS` that ran and reply health (when
+    replies were generated), and G-Long against long context when both ran."""
+    out: dict = {"pairs": pair_rows(result), "health": reply_health(result)} if replies else {}
+    if {"G-Long", "Long context"} <= set(result.methods):
+        out["glong_vs_long_context"] = result.compare("G-Long", "Long context")
+    return out
+
+
+def pair_rows(result) -> list[dict]:
+    """One row per pair of :data:`PAIRS` both run: differences (x100) with paired 95% intervals over
+    conversations, on the nlg-eval scale and the smoothed one, and how often the memories agree."""
+    from ..evaluation.msc import TIE
+
+    rows = []
+    for method, baseline, meaning in PAIRS:
+        if not {method, baseline} <= set(result.methods):
+            continue
+        cmp = result.compare(method, baseline)
+        row = {"pair": f"{method} - {baseline}", "measures": meaning, "conv.": cmp["conversations"],
+               "replies": cmp["replies"]}
+        for m, label in PAIR_METRICS:
+            c = cmp[m]
+            row[label] = f"{c['diff mean']:+.2f} [{c['ci low']:+.2f}, {c['ci high']:+.2f}]"
+        row["real at 95%"] = ", ".join(label for m, label in PAIR_METRICS
+                                       if cmp[m]["ci low"] > TIE or cmp[m]["ci high"] < -TIE) or "none"
+        row["same memories"] = (f"{result.same_memories(method, baseline):.0%}"
+                                if baseline.startswith(("G-Long", "No rerank")) and baseline != RANKED else "")
+        row["replies for paper's B-2 diff."] = cmp["nlg_b2"]["replies needed"]
+        rows.append(row)
+    return rows
+
+
+def reply_health(result) -> list[dict]:
+    """Per method: replies that are empty or a copied prompt tag (``<MEMORY>``, ``<CONTEXT>``), and
+    the mean length: a 135M generator sometimes answers with the prompt's own markup."""
+    rows = []
+    for method in result.methods:
+        replies = [r["reply"] for r in result.records if r["method"] == method]
+        rows.append({"method": method, "replies": len(replies),
+                     "empty": sum(not x.strip() for x in replies),
+                     "prompt tag": sum(x.strip().startswith(("<MEMORY>", "<CONTEXT>")) for x in replies),
+                     "mean words": round(sum(len(x.split()) for x in replies) / max(1, len(replies)), 1)})
+    return rows
+
+
+def print_comparison(report: dict) -> None:
+    """Print :func:`comparison`'s report."""
+    if report.get("pairs"):
+        print("\nPaired differences (x100; mean [95% CI] over conversations; nlg-eval scale, then smoothed)")
+        print_table(report["pairs"])
+    if "health" in report:
+        print("\nReply health (how many replies are empty or a copied prompt tag)")
+        print_table(report["health"])
+    cmp = report.get("glong_vs_long_context")
+    if cmp is None:
+        return
+    red = cmp["prompt-token reduction"]
+    print(f"\nG-Long vs long context over {cmp['conversations']} conversation(s):")
+    print(f"  prompt-token reduction {100 * red:.1f}%  (paper 63.0%; aim >= {TOKEN_AIM:.0%}: "
+          f"{'met' if red >= TOKEN_AIM else 'NOT met'})")
+    if "health" not in report:
+        return
+    for m, label in (("nlg_b2", "BLEU-2 (nlg-eval)"), ("nlg_rougeL", "ROUGE-L (nlg-eval)"),
+                     ("b2", "BLEU-2 (smoothed)"), ("rougeL", "ROUGE-L (rouge_score)")):
+        c = cmp[m]
+        print(f"  {label}: G-Long {c['method']:.2f} vs long context {c['baseline']:.2f}; difference "
+              f"{c['diff mean']:+.2f}, 95% CI [{c['ci low']:+.2f}, {c['ci high']:+.2f}] (sd {c['diff sd']:.2f}; "
+              f"G-Long higher in {c['method wins']}/{cmp['conversations']}); the paper's "
+              f"{c['paper difference']:+.2f} needs about {c['replies needed']} paired replies "
+              f"(this run: {cmp['replies']})")
+
+
+def reply_probe(convs, source, n: int, profile) -> None:
+    """Generate ``n`` G-Long replies (the first queries of session 2 of the first conversations) with
+    160 new tokens and no first-line stop, and count how they end: the evidence behind the default."""
+    from ..agent import GLongAgent
+    from ..evaluation.msc import session_queries
+    from ..generation import LocalChatGenerator
+
+    class Keeping(LocalChatGenerator):  # keeps the raw text the agent's clean_reply would shorten
+        def generate(self, messages, max_new_tokens=None):
+            self.last = super().generate(messages, max_new_tokens)
+            return self.last
+
+    probe = Keeping(profile.generator.model, max_new_tokens=160, stop_at_line_end=False, cache=False)
+    agent = GLongAgent(probe, source, name="probe")
+    rows = []
+    for conv in convs:
+        if len(rows) >= n:
+            break
+        agent.start(conv)
+        agent.observe_session(conv.sessions[0], conv)
+        for q in session_queries(conv.sessions[1], conv.speakers[0], conv.speakers[1], limit=n - len(rows)):
+            r = agent.respond(q.query.text, q.context, q.query.time_s)
+            raw = probe.last.text
+            rows.append({"tokens": r.completion_tokens, "hit limit": r.completion_tokens >= 160,
+                         "writes the other speaker": f"{conv.speakers[0]}:" in raw,
+                         "re-prints <MEMORY>": "<MEMORY>" in raw})
+    print(f"Reply probe: {len(rows)} G-Long replies, 160 new tokens, no first-line stop")
+    for key in ("hit limit", "writes the other speaker", "re-prints <MEMORY>"):
+        print(f"  {key}: {sum(r[key] for r in rows)}/{len(rows)}")
+    print(f"  mean tokens {sum(r['tokens'] for r in rows) / max(1, len(rows)):.0f}\n")

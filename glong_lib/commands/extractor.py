@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..config import PROFILES
 from ..errors import DataError
 from .common import add_profile_option, number, print_table
 
@@ -14,7 +15,7 @@ def register(sub) -> None:
     t.add_argument("--data", type=Path, default=None,
                    help="training pairs: the shipped data/triple_pairs.jsonl (default) or a PersonaExt file")
     t.add_argument("--max-steps", type=number(int, 1), default=None,
-                   help="training steps (default: the profile's, e.g. 160 for offline)")
+                   help=f"training steps (default: the profile's, e.g. {PROFILES['offline'].extractor.max_steps} for offline)")
     t.add_argument("--max-train", type=number(int, 1), default=None, help="use at most this many training utterances")
     t.add_argument("--out", type=Path, required=True, help="folder for the LoRA adapter")
     t.add_argument("--seed", type=number(int, 0), default=42)
@@ -34,7 +35,9 @@ def register(sub) -> None:
 
 def run_train(args) -> int:
     from ..extraction import load_pairs, read_training_log, train_extractor
+    from ..io import check_artifact_target
 
+    check_artifact_target(args.out)  # before minutes of training: a folder of the user's files is never replaced
     pairs = load_pairs(args.data)
     out = train_extractor(pairs, args.profile, max_steps=args.max_steps, out=args.out, seed=args.seed,
                           max_train=args.max_train, force=True)
@@ -69,9 +72,10 @@ def extraction_rows(conversations, extractor, sessions=None, batch_size: int = 8
 
 def run_extract(args) -> int:
     from ..extraction import load_extractor
-    from ..io import save_jsonl
+    from ..io import check_output_file, save_jsonl
     from ..loaders import load_conversations
 
+    check_output_file(args.out)
     conversations = load_conversations(args.input)  # bad input fails here, before any model loads
     if args.sessions:
         known = {s.index for c in conversations for s in c.sessions}

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import DataError
-from ..loaders import iter_jsonl, load_conversations
+from ..loaders import load_conversations, load_extraction_rows
 from ..memory import POLICIES, GraphMemory, build_memory, check_target, memory_size
 from ..schema import Conversation, Triple
 from .common import add_profile_option, print_table, profile_from
@@ -30,7 +30,7 @@ def register(sub) -> None:
     b.add_argument("--json", action="store_true", help="print the statistics as JSON")
     b.add_argument("--force", action="store_true",
                    help="replace a non-empty memory in --out even when the new one is empty")
-    add_profile_option(b, smoke=True)
+    add_profile_option(b, smoke=True, salience=True)
     b.set_defaults(func=run_build)
 
     m = sub.add_parser("memory", help="print the statistics of a saved graph memory")
@@ -55,34 +55,40 @@ def pick_conversation(path: Path, wanted: Optional[str]) -> Conversation:
 
 
 def read_turn_triples(path: Path, conv: Conversation) -> tuple[list[Triple], int]:
-    """Triples from a per-turn JSONL (``conversation``, ``session``, ``turn_id``, ``speaker``,
-    ``text``, ``triples`` [, ``weights``]), and how many lines of other conversations were skipped."""
+    """Triples from a per-turn JSONL (``loaders.load_extraction_rows``), and how many lines of other
+    conversations were skipped; a row's turn id must be one of ``conv``'s turns."""
     turns = conv.turn_by_id()
+    session_of = {t.id: s.index for s in conv.sessions for t in s.turns}
     out, other = [], 0
-    for n, obj in iter_jsonl(path):
-        where = f"line {n}"
+    for n, obj in load_extraction_rows(path):
         if obj.get("conversation") not in (None, conv.id):
             other += 1
             continue
         tid = obj.get("turn_id", obj.get("turn", obj.get("id")))
-        if tid not in turns:
+        where = f"line {n}"
+        if not isinstance(tid, str) or tid not in turns:
             raise DataError(f"turn id {tid!r} is not in conversation {conv.id}", path=path, where=where)
-        items, weights = obj.get("triples"), obj.get("weights")
-        if not isinstance(items, list) or (weights is not None and (
-                not isinstance(weights, list) or len(weights) != len(items))):
-            raise DataError("'triples' should be a list (and 'weights', if present, one number per triple)",
-                            path=path, where=where)
-        for k, d in enumerate(items):
-            if not isinstance(d, dict) or not all(isinstance(d.get(f), str) for f in ("subject", "relation", "object")):
-                raise DataError(f"triple {k + 1} needs string subject, relation and object", path=path, where=where)
-            w = weights[k] if weights is not None else d.get("weight")
-            if w is not None and not isinstance(w, (int, float)):
-                raise DataError(f"triple {k + 1} has a non-numeric weight", path=path, where=where)
-            out.append(Triple(d["subject"], d["relation"], d["object"],
-                              speaker=obj.get("speaker", turns[tid].speaker), turn_id=tid,
-                              session=obj.get("session", conv.session_of(tid)), weight=w,
-                              source=obj.get("text", turns[tid].text)))
+        speaker, session, text = _turn_fields(obj, turns[tid], session_of[tid], path, where)
+        weights = obj.get("weights") or [d.get("weight") for d in obj["triples"]]
+        for d, w in zip(obj["triples"], weights):  # types checked by load_extraction_rows
+            out.append(Triple(d["subject"], d["relation"], d["object"], speaker=speaker, turn_id=tid,
+                              session=session, weight=w, source=text))
     return out, other
+
+
+def _turn_fields(obj: dict, turn, session: int, path: Path, where: str) -> tuple[str, int, str]:
+    """A line's ``speaker``, ``session`` and ``text``, checked (a wrong type would be saved into the
+    memory, which the loader then refuses); each defaults to the conversation's own turn."""
+    speaker, text = obj.get("speaker", turn.speaker), obj.get("text", turn.text)
+    for key, value in (("speaker", speaker), ("text", text)):
+        if not isinstance(value, str):
+            raise DataError(f"'{key}' should be text, got {type(value).__name__}", path=path, where=where)
+    given = obj.get("session", session)
+    if not isinstance(given, int) or isinstance(given, bool):
+        raise DataError(f"'session' should be an integer, got {given!r}", path=path, where=where)
+    if given != session:
+        raise DataError(f"session {given} is not the session of turn {turn.id} ({session})", path=path, where=where)
+    return speaker, session, text
 
 
 def weigh(triples: list[Triple], conv: Conversation, profile, scope: str) -> list[Triple]:
@@ -115,7 +121,7 @@ def run_build(args) -> int:
     else:
         triples = model_triples(conv, profile_from(args), args.scope, not args.no_salience)
     mem = build_memory(conv, triples, policy=args.policy)
-    old = memory_size(args.out)
+    old = _old_size(args.out, args.force)
     if old and not mem.edge_ids() and not args.force:
         raise DataError(f"the new memory is empty and would replace one with {old} edges; nothing written "
                         f"(check --triples/--conversation, or pass --force)", path=args.out)
@@ -125,6 +131,17 @@ def run_build(args) -> int:
     stats = {"conversation": conv.id, "saved to": str(args.out), **mem.stats()}
     print_table(stats, as_json=args.json)
     return 0
+
+
+def _old_size(folder: Path, force: bool) -> Optional[int]:
+    """Edges of the memory already in ``folder`` (None: none there). A memory that does not load is
+    replaced only with ``--force``: without it, the error says so."""
+    try:
+        return memory_size(folder)
+    except DataError as e:
+        if force:
+            return None
+        raise DataError(f"{e}; to replace this damaged memory, pass --force") from None
 
 
 def run_memory(args) -> int:

@@ -14,7 +14,8 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, default=None, help="folder for executed notebooks (default build/...)")
     p.add_argument("--inplace", action="store_true",
                    help="refresh the committed notebooks and figures/ (full run, offline unless --profile)")
-    p.add_argument("--only", nargs="*", default=None, help="run only notebooks whose names start so (e.g. 00 03)")
+    # nargs="+": a bare --only is a usage error, not "every notebook" (a 20-minute run)
+    p.add_argument("--only", nargs="+", default=None, help="run only notebooks whose names start so (e.g. 00 03)")
     p.add_argument("--sync-colab", action="store_true",
                    help="only rewrite the Colab badges, README links and setup cells from pyproject's Repository URL")
     add_profile_option(p)

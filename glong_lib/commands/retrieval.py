@@ -9,26 +9,37 @@ from pathlib import Path
 from ..errors import DataError
 from ..io import data_path
 from ..memory.persistence import MAX_ABS_TIME_S
-from .common import add_profile_option, checkpoint_from, number, print_table
+from .common import (
+    add_preset_option,
+    add_profile_option,
+    add_settings_options,
+    checkpoint_from,
+    number,
+    print_table,
+    settings_from_args,
+    split_list,
+)
 
 #: What ``--probes`` given alone stands for (argparse needs a value that differs from "not given").
 SHIPPED = "(the shipped probes)"
+
+#: In an evaluation K is the deepest cut-off of ``--k``, not a setting of its own.
+SET_BY_CUTOFFS = ("k",)
 
 
 def register(sub) -> None:
     q = sub.add_parser("query", help="retrieve the top-K triples of a saved memory for an utterance")
     q.add_argument("memdir", type=Path, help="a folder written by GraphMemory.save (glong memory ...)")
     q.add_argument("text", help="the current utterance (the query)")
-    q.add_argument("--k", type=number(int, 1), default=3, help="triples to return (paper: 3)")
-    q.add_argument("--anchors", type=number(int, 1), default=5, help="anchor entities (paper: 5)")
-    q.add_argument("--hops", type=number(int, 0, 5), default=1, help="expansion hops (paper: 1)")
-    q.add_argument("--top-n", type=number(int, 1), default=5, help="semantic pool before the rerank (paper: 5)")
+    add_preset_option(q, "the profile's, the paper's settings")
+    add_settings_options(q)
     q.add_argument("--now", type=number(float, -MAX_ABS_TIME_S, MAX_ABS_TIME_S), default=None,
                    help="query time in seconds on the conversation clock (default: the memory's latest time)")
     q.add_argument("--save-access", action="store_true",
                    help="write the refreshed last-access times back to MEMDIR (default: read only)")
     q.add_argument("--trace", action="store_true", help="also print every stage of the pipeline")
     q.add_argument("--json", action="store_true", help="print JSON")
+    add_profile_option(q)
     q.set_defaults(func=run_query)
 
     e = sub.add_parser("eval-retrieval", help="evidence Hit@k, Recall@k and MRR@20 of G-Long and the baselines")
@@ -45,27 +56,16 @@ def register(sub) -> None:
                         "(default: glong,flat,dense,bm25,ppr, plus dense-turns,bm25-turns for --memory-from observations)")
     e.add_argument("--memory-from", choices=("turns", "observations"), default="turns",
                    help="LoCoMo: build the memory from the dialogue turns or from its observation sentences")
-    e.add_argument("--paper", action="store_true",
-                   help="LoCoMo: the paper's retrieval settings (edge text triple, lambda 1e-7, extracted triples only) "
-                        "instead of the ones measured best for extracted triples (lambda 0; edge text source and "
-                        "units without triples kept for observations, edge text both for turns). The probes (gold "
-                        "triples) always default to the paper's")
-    e.add_argument("--edge-text", choices=("triple", "source", "both"), default=None,
-                   help="what an edge is embedded as (paper: triple; recommended: source for observations, both for turns)")
-    e.add_argument("--hubs", choices=("expand", "skip"), default="expand",
-                   help="an anchor touching more than 10%% of the edges: expand it (paper) or skip to the next entity")
-    e.add_argument("--lam", type=number(float, 0.0, 1.0), default=None,
-                   help="recency decay per second of Eq. 4 (paper: 1e-7, a half-life of 80 days; recommended: 0, off)")
+    add_preset_option(e, "paper for the probes; on LoCoMo recommended for observations, recommended-turns for turns")
+    e.add_argument("--paper", action="store_true", help="the same as --preset paper (LoCoMo: extracted triples only)")
     e.add_argument("--keep-unextracted", choices=("yes", "no"), default=None,
                    help="LoCoMo: store a unit the extractor found no triple in whole, as (speaker, said, text) "
                         "(recommended: yes for observations, no for turns; paper: no)")
-    e.add_argument("--no-dedup", action="store_true",
-                   help="keep repeated (subject, relation, object) candidates (the reference code drops them)")
-    e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10)")
-    e.add_argument("--hops", type=number(int, 0, 5), default=1, help="G-Long expansion hops (paper: 1)")
-    e.add_argument("--anchors", type=number(int, 1), default=5, help="G-Long anchor entities (paper: 5)")
-    e.add_argument("--weights", choices=("uniform", "salience"), default="uniform",
-                   help="probes: edge weights uniform, or Eq. 3 from the salience scorer (loads/trains it)")
+    e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10); the deepest is K")
+    add_settings_options(e, skip=SET_BY_CUTOFFS)
+    e.add_argument("--weights", choices=("uniform", "salience"), default="salience",
+                   help="probes: edge weights from Eq. 3 with the profile's salience source (default; readings "
+                        "cached), or uniform (the 'no importance' ablation)")
     e.add_argument("--conversations", type=number(int, 1), default=None, help="LoCoMo: only the first N conversations")
     e.add_argument("--max-turns", type=number(int, 1), default=None, help="LoCoMo: only the first N turns of each")
     e.add_argument("--adapter", type=Path, default=None, help="LoCoMo: extractor LoRA adapter (default: cached)")
@@ -79,6 +79,7 @@ def register(sub) -> None:
 # --------------------------------------------------------------------------- query
 
 def run_query(args) -> int:
+    from ..config import get_profile, retrieval_preset
     from ..memory import GraphMemory
     from ..retrieval import AssociativeRetriever
 
@@ -93,8 +94,8 @@ def run_query(args) -> int:
         raise DataError("the memory holds no edges", path=args.memdir)
     now = args.now if args.now is not None else max(max(memory.edge(e).created_s, memory.edge(e).last_access_s)
                                                    for e in eids)
-    retriever = AssociativeRetriever(memory, anchors=args.anchors, hops=args.hops, semantic_top_n=args.top_n,
-                                     k=args.k, update_access=args.save_access)
+    base = retrieval_preset(args.preset) if args.preset else get_profile(args.profile).retrieval
+    retriever = AssociativeRetriever(memory, settings_from_args(args, base), update_access=args.save_access)
     result = retriever.retrieve(args.text, now_s=now)
     if args.save_access:
         memory.save(args.memdir)
@@ -127,16 +128,6 @@ def _print_trace(trace, memory) -> None:
 
 # --------------------------------------------------------------------------- evaluation
 
-def _ints(text: str, what: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise DataError(f"{what} should be comma-separated integers, got '{text}'") from None
-    if not values or min(values) < 1:
-        raise DataError(f"{what} should be positive integers, got '{text}'")
-    return values
-
-
 def _extractor_or_none(args):
     """The triple extractor for LoCoMo, or None (with a note) when it cannot be had."""
     try:
@@ -149,27 +140,27 @@ def _extractor_or_none(args):
 
 def run_eval(args) -> int:
     from ..evaluation.locomo import GRAPH_METHODS, evaluate_locomo
-    from ..evaluation.retrieval import METHODS, evaluate_probes
-
-    from ..evaluation.retrieval import DEFAULT_METHODS
+    from ..evaluation.retrieval import DEFAULT_METHODS, METHODS, evaluate_probes
 
     default = DEFAULT_METHODS + (("dense-turns", "bm25-turns") if args.memory_from == "observations" else ())
-    methods = [m.strip() for m in (args.methods or ",".join(default)).split(",") if m.strip()]
+    named = args.methods if args.methods is not None else ",".join(default)
+    methods = [m.strip() for m in named.split(",") if m.strip()]
+    if not methods:  # --methods '' is a slip, not "every method"
+        raise DataError("--methods is empty")
     if args.memory_from != "turns" and not args.locomo:
         raise DataError("--memory-from observations needs --locomo (the probes have no observation sentences)")
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
-    ks = _ints(args.k, "--k")
+    ks = split_list(args.k, "--k", int, positive=True)
     checkpoint = checkpoint_from(args)
-    from ..config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL, RECOMMENDED_RETRIEVAL_TURNS
+    from ..config import retrieval_preset
 
-    recommended = RECOMMENDED_RETRIEVAL if args.memory_from == "observations" else RECOMMENDED_RETRIEVAL_TURNS
-    base = PAPER_RETRIEVAL if args.paper or not args.locomo else recommended
-    params = {"hops": args.hops, "anchors": args.anchors, "edge_text": args.edge_text or base.edge_text,
-              "hubs": args.hubs, "lam": base.lam if args.lam is None else args.lam, "dedup": not args.no_dedup}
+    preset = args.preset or ("paper" if args.paper or not args.locomo else
+                             "recommended" if args.memory_from == "observations" else "recommended-turns")
+    settings = settings_from_args(args, retrieval_preset(preset), skip=SET_BY_CUTOFFS)
     # measured: keeping units without triples helps on fact sentences, hurts on chatty turns
-    default_keep = not args.paper and args.memory_from == "observations"
+    default_keep = preset != "paper" and args.memory_from == "observations"
     keep = default_keep if args.keep_unextracted is None else args.keep_unextracted == "yes"
     encoder = None
     if any(not m.startswith("bm25") for m in methods):
@@ -192,19 +183,19 @@ def run_eval(args) -> int:
         if not methods:
             raise DataError("no method left to evaluate (graph methods need the extractor)")
         result = evaluate_locomo(args.locomo, encoder, methods, ks, conversations=args.conversations,
-                                 max_turns=args.max_turns, extractor=extractor, glong_params=params,
+                                 max_turns=args.max_turns, extractor=extractor, settings=settings,
                                  checkpoint=checkpoint, memory_from=args.memory_from,
                                  keep_unextracted=keep)
     else:
         from ..loaders import load_conversations, load_probes
 
         scorer = None
-        if args.weights == "salience":
+        if args.weights == "salience" and any(m in GRAPH_METHODS for m in methods):
             from ..salience import load_scorer
 
             scorer = load_scorer(args.profile)
         result = evaluate_probes(load_probes(data_path("probes.jsonl") if args.probes == SHIPPED else Path(args.probes)), load_conversations(args.conversations_dir or data_path("conversations")), encoder,
-                                 methods, ks, scorer=scorer, glong_params=params, checkpoint=checkpoint)
+                                 methods, ks, scorer=scorer, settings=settings, checkpoint=checkpoint)
     if args.json:
         print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks)}, as_json=True)
         return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DataError
-from ..loaders import iter_jsonl
+from ..loaders import load_extraction_rows
 from ..schema import Conversation, Session, Triple, Turn
 from .common import add_profile_option, profile_from
 
@@ -22,25 +22,14 @@ def register(sub) -> None:
     p.add_argument("--out", type=Path, required=True, help="the JSONL file to write (same rows, triples weighted)")
     p.add_argument("--scope", choices=("session", "dialogue"), default="session",
                    help="Eq. 3 divides by the session maximum (paper) or the dialogue maximum (reference code)")
-    add_profile_option(p, smoke=True)
+    add_profile_option(p, smoke=True, salience=True)
     p.set_defaults(func=run)
 
 
 def read_rows(path: Path) -> list[dict]:
-    """Rows of an extraction file, checked: conversation, session and a list of triples."""
-    rows = []
-    for n, row in iter_jsonl(path):
-        where = f"line {n}"
-        for key in ("conversation", "session", "triples"):
-            if key not in row:
-                raise DataError(f"missing key '{key}'", path=path, where=where)
-        if not isinstance(row["triples"], list):
-            raise DataError("'triples' should be a list", path=path, where=where)
-        for k, t in enumerate(row["triples"], start=1):
-            if not isinstance(t, dict) or not all(isinstance(t.get(f), str) for f in ("subject", "relation", "object")):
-                raise DataError(f"triple {k} needs string subject, relation and object", path=path, where=where)
-        rows.append(row)
-    return rows
+    """Rows of an extraction file (``loaders.load_extraction_rows``), each with a conversation and
+    a session, so that triples can be weighed session by session."""
+    return [row for _, row in load_extraction_rows(path, need=("conversation", "session"))]
 
 
 def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
@@ -69,9 +58,10 @@ def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
 
 
 def run(args) -> int:
-    from ..io import save_jsonl
+    from ..io import check_output_file, save_jsonl
     from ..salience import load_scorer
 
+    check_output_file(args.out)
     rows = read_rows(args.input)
     if not any(r["triples"] for r in rows):
         raise DataError("no triples to score", path=args.input)

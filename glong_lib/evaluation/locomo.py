@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..config import PAPER_RETRIEVAL, RetrievalSettings
 from ..dates import edge_date
 from ..errors import DataError
 from ..extraction import LOCOMO_EXTRACTION_BATCH, extracted_triples  # noqa: F401  (re-exported)
@@ -102,13 +103,13 @@ def with_unextracted(conv: Conversation, triples: Sequence[Triple]) -> list[Trip
     return list(triples) + extra
 
 
-def evaluate_variants(path, encoder, variants: dict[str, tuple[str, dict]], ks: Sequence[int] = (1, 3, 5),
+def evaluate_variants(path, encoder, variants: dict[str, tuple[str, RetrievalSettings]], ks: Sequence[int] = (1, 3, 5),
                       conversations: Optional[int] = None, max_turns: Optional[int] = None, extractor=None,
                       extractor_name: Optional[str] = None, progress: bool = True,
                       checkpoint: Optional[Checkpoint] = None, memory_from: str = "turns",
                       keep_unextracted: bool = False) -> EvidenceEvaluation:
-    """Evidence retrieval on LoCoMo (categories 1-4) for ``variants`` ``{name: (method, params)}``
-    (a method of ``retrieval.METHODS`` and its G-Long parameters), all on the same questions in one
+    """Evidence retrieval on LoCoMo (categories 1-4) for ``variants`` ``{name: (method, settings)}``
+    (a method of ``retrieval.METHODS`` and its ``RetrievalSettings``), all on the same questions in one
     run, with the memory built from the dialogue ``turns`` or LoCoMo's ``observations``
     (``locomo_units``). Graph methods need an ``extractor`` (LoCoMo has no gold triples); its
     triples are cached per conversation; ``keep_unextracted`` stores units it found nothing in
@@ -143,13 +144,16 @@ def evaluate_on_units(dialogues: Sequence[Conversation], units: Sequence[Convers
 
 def evaluate_locomo(path, encoder, methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10),
                     conversations: Optional[int] = None, max_turns: Optional[int] = None,
-                    extractor=None, extractor_name: Optional[str] = None, glong_params: Optional[dict] = None,
-                    progress: bool = True, checkpoint: Optional[Checkpoint] = None,
-                    memory_from: str = "turns", keep_unextracted: bool = False) -> EvidenceEvaluation:
-    """``evaluate_variants`` with one variant per method, all with the same ``glong_params``."""
-    variants = {m: (m, dict(glong_params or {})) for m in methods}
-    return evaluate_variants(path, encoder, variants, ks, conversations, max_turns, extractor, extractor_name,
-                             progress, checkpoint, memory_from, keep_unextracted)
+                    extractor=None, extractor_name: Optional[str] = None,
+                    settings: Optional[RetrievalSettings] = None, progress: bool = True,
+                    checkpoint: Optional[Checkpoint] = None, memory_from: str = "turns",
+                    keep_unextracted: bool = False) -> EvidenceEvaluation:
+    """``evaluate_variants`` with one variant per method, all with the same ``settings`` (default
+    the paper's)."""
+    variants = {m: (m, settings or PAPER_RETRIEVAL) for m in methods}
+    return evaluate_variants(path, encoder, variants, ks, conversations=conversations, max_turns=max_turns,
+                             extractor=extractor, extractor_name=extractor_name, progress=progress,
+                             checkpoint=checkpoint, memory_from=memory_from, keep_unextracted=keep_unextracted)
 
 
 def answer_coverage(questions: Sequence[QA], units: Sequence[Conversation],

@@ -3,25 +3,26 @@ LoCoMo (over raw turns or over its observation sentences: the oracle-facts ladde
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
+from ..config import PAPER_RETRIEVAL, RetrievalSettings
 from ..errors import DataError
 from ..io import Checkpoint
 from ..loaders import source_turns
 from ..memory import build_memory
 from ..retrieval import (
-    PAPER_K,
     AssociativeRetriever,
     BM25TurnRetriever,
-    FlatEdgeRetriever,
     CachingEncoder,
     DenseTurnRetriever,
+    FlatEdgeRetriever,
     PPRRetriever,
 )
 from ..salience import score_conversation
+from ..salience.cache import CachedScorer
 from ..schema import QA, Conversation, Triple, Turn
 from ..text import normalise_entity, normalise_relation, turn_line
 from .metrics import (  # noqa: F401  (re-exported)
@@ -248,24 +249,26 @@ def memory_before(conv: Conversation, session: Optional[int], encoder, triples: 
 
 
 def make_retrievers(methods: Sequence[str], memory_for: Callable[[Conversation, Optional[int]], Any],
-                    encoder, depth: int = PAPER_K, glong_params: Optional[dict] = None,
+                    encoder, depth: int = PAPER_RETRIEVAL.k, settings: Optional[RetrievalSettings] = None,
                     raw: Optional[dict[str, Conversation]] = None) -> dict[str, Callable]:
-    """:func:`make_variant_retrievers` with one variant per method, all with ``glong_params``."""
-    return make_variant_retrievers({m: (m, glong_params or {}) for m in methods}, memory_for, encoder, depth, raw)
+    """:func:`make_variant_retrievers` with one variant per method, all with ``settings``."""
+    settings = settings or PAPER_RETRIEVAL
+    return make_variant_retrievers({m: (m, settings) for m in methods}, memory_for, encoder, depth, raw)
 
 
-def make_variant_retrievers(variants: dict[str, tuple[str, dict]],
+def make_variant_retrievers(variants: dict[str, tuple[str, RetrievalSettings]],
                             memory_for: Callable[[Conversation, Optional[int]], Any], encoder,
-                            depth: int = PAPER_K, raw: Optional[dict[str, Conversation]] = None) -> dict[str, Callable]:
+                            depth: int = PAPER_RETRIEVAL.k, raw: Optional[dict[str, Conversation]] = None) -> dict[str, Callable]:
     """Factories ``f(conversation, asked_in_session) -> retriever`` for :func:`evaluate_evidence`, one
-    per variant ``{name: (method, params)}`` (a method of :data:`METHODS` and its G-Long parameters).
+    per variant ``{name: (method, settings)}`` (a method of :data:`METHODS` and the
+    ``RetrievalSettings`` of G-Long, ``flat`` and PPR).
 
     ``memory_for(conversation, session)`` builds the graph memory (of what was said before
     ``session``); every graph variant of one (conversation, session) shares one memory. ``dense`` and
     ``bm25`` index the conversation's own turns (its units); ``dense-turns``/``bm25-turns`` index
-    ``raw[conversation id]`` (the dialogue, when the units are fact sentences). ``params`` go to
-    G-Long and ``flat`` (and ``edge_text`` to PPR). Evaluation retrievers do not update access
-    times, so every question sees the same memory.
+    ``raw[conversation id]`` (the dialogue, when the units are fact sentences). The settings go to
+    G-Long and ``flat`` with K set to ``depth`` (and their ``edge_text`` to PPR). Evaluation
+    retrievers do not update access times, so every question sees the same memory.
     """
     unknown = sorted({m for m, _ in variants.values()} - set(METHODS))
     if unknown:
@@ -280,19 +283,19 @@ def make_variant_retrievers(variants: dict[str, tuple[str, dict]],
     def dialogue(conv):
         return (raw or {}).get(conv.id, conv)
 
-    def factory(method: str, params: dict) -> Callable:
-        glong = {**params, "k": depth, "update_access": False}
+    def factory(method: str, settings: RetrievalSettings) -> Callable:
+        glong = replace(settings, k=depth)
         return {
-            "glong": lambda c, s: AssociativeRetriever(memory(c, s), **glong),
-            "flat": lambda c, s: FlatEdgeRetriever(memory(c, s), **glong),
-            "ppr": lambda c, s: PPRRetriever(memory(c, s), k=depth, edge_text=glong.get("edge_text", "triple")),
+            "glong": lambda c, s: AssociativeRetriever(memory(c, s), glong, update_access=False),
+            "flat": lambda c, s: FlatEdgeRetriever(memory(c, s), glong, update_access=False),
+            "ppr": lambda c, s: PPRRetriever(memory(c, s), k=depth, edge_text=glong.edge_text),
             "dense": lambda c, s: DenseTurnRetriever(turns_before(c, s), encoder, k=depth),
             "bm25": lambda c, s: BM25TurnRetriever(turns_before(c, s), k=depth),
             "dense-turns": lambda c, s: DenseTurnRetriever(turns_before(dialogue(c), s), encoder, k=depth),
             "bm25-turns": lambda c, s: BM25TurnRetriever(turns_before(dialogue(c), s), k=depth),
         }[method]
 
-    return {name: factory(method, params) for name, (method, params) in variants.items()}
+    return {name: factory(method, settings) for name, (method, settings) in variants.items()}
 
 
 def primed_encoder(encoder, questions: Sequence[QA], conversations: Sequence[Conversation],
@@ -312,14 +315,17 @@ def primed_encoder(encoder, questions: Sequence[QA], conversations: Sequence[Con
 
 def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation], encoder,
                     methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10), scorer=None,
-                    glong_params: Optional[dict] = None, progress: bool = True,
+                    settings: Optional[RetrievalSettings] = None, progress: bool = True,
                     checkpoint: Optional[Checkpoint] = None) -> EvidenceEvaluation:
     """Evidence retrieval on the samples' probes: memory from the gold triples of the sessions
-    before the probe's session, with uniform weights, or Eq. 3 weights when a salience ``scorer``
-    (``salience.load_scorer()``) is given."""
+    before the probe's session, weighed by Eq. 3 when a salience ``scorer`` is given
+    (``salience.load_scorer()``; its readings are cached on disk, ``salience.cache``), with uniform
+    weights without one (the "no importance" ablation); ``settings`` (default the paper's) for the
+    graph methods."""
 
     asked = {q.conversation for q in probes}
     conversations = [c for c in conversations if c.id in asked]  # encode only what is asked about
+    scorer = None if scorer is None else CachedScorer(scorer)  # each session read once, here and in re-runs
     encoder = primed_encoder(encoder, probes, conversations, [t for c in conversations for t in gold_triples(c)])
 
     def memory_for(conv, session):
@@ -328,5 +334,5 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
             triples = score_conversation(triples, scorer, conversation=conv)
         return memory_before(conv, session, encoder, triples)
 
-    retrievers = make_retrievers(methods, memory_for, encoder, max(ks), glong_params)
+    retrievers = make_retrievers(methods, memory_for, encoder, max(ks), settings)
     return evaluate_evidence(retrievers, probes, conversations, ks, progress, checkpoint)

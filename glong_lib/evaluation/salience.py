@@ -169,13 +169,13 @@ def within_dialogue_auc(scores: Sequence[float], labels: Sequence[bool], groups:
             "dialogues": len(per), "per_dialogue": per}
 
 
-def pooled_auc(scores: Sequence[float], labels: Sequence[bool], seed: int = 42) -> dict[str, float]:
-    """AUC over all triples together, with a bootstrap interval over triples.
+def pooled_auc(scores: Sequence[float], labels: Sequence[bool], seed: int = 42, n: int = 500) -> dict[str, float]:
+    """AUC over all triples together, with a bootstrap interval over triples (``n`` resamples).
 
     >>> pooled_auc([0.9, 0.1, 0.8, 0.2], [1, 0, 1, 0])["auc"]
     1.0
     """
-    low, high = bootstrap_auc(scores, labels, seed=seed)
+    low, high = bootstrap_auc(scores, labels, n=n, seed=seed)
     return {"auc": round(auc(scores, labels), 4), "low": round(float(low), 4), "high": round(float(high), 4)}
 
 

@@ -1,5 +1,5 @@
 """Triple extraction (paper section 3.2): utterance -> (subject, relation, object) triples with a
-LoRA-tuned small LM, in four steps that each have a module:
+LoRA-tuned small LM, one module per step:
 
 * ``prompt``: the instruction, the JSON target and the training pairs;
 * ``parsing``: a tolerant parser for the broken JSON small models write;
@@ -57,6 +57,6 @@ from .training import (  # noqa: F401
     read_training_log,
     tokenize_example,
     train_extractor,
-    training_arguments,
     train_settings,
+    training_arguments,
 )

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from ..errors import DataError
 from ..io import atomic_write_json, content_key
 from ..models import cache_dir
 from ..schema import Conversation, Triple
@@ -49,7 +50,10 @@ def extracted_triples(conv: Conversation, extractor, extractor_name: Optional[st
     (extraction runs at a few utterances per second on a CPU; a LoCoMo conversation has ~500 turns)."""
     path = extraction_cache_path(conv, extractor_name or extractor_key(extractor))
     if path.is_file():
-        return [Triple.from_dict(d) for d in json.loads(path.read_text())]
+        try:
+            return [Triple.from_dict(d) for d in json.loads(path.read_text(encoding="utf-8"))]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise DataError(f"cached extraction is damaged ({type(e).__name__}): delete {path}") from None
     triples = extract_conversation(conv, extractor, batch_size=batch_size)
     atomic_write_json(path, [t.to_dict() for t in triples], indent=None)  # never a half-written cache
     return triples

@@ -9,9 +9,10 @@ from typing import Optional, Sequence, Union
 
 from ..config import ExtractorSettings, Profile, get_profile
 from ..errors import DataError
-from ..io import PathLike
+from ..io import ARTIFACT_MARKER, PathLike, verify_artifact, write_artifact_marker
+from ..models import cache_dir, loading
 from ..schema import Conversation, Triple
-from ..text import resolve_subject
+from ..text import cut_to_tokens, resolve_subject
 from .parsing import parse_output
 from .prompt import load_pairs, render_prompt, training_pairs_path
 from .training import load_base, read_training_log, train_extractor
@@ -27,6 +28,11 @@ def _cache_argument() -> str:
 
 #: Greedy decoding budget by default (a profile sets its own: ``ExtractorSettings.max_new_tokens``).
 MAX_NEW_TOKENS = ExtractorSettings.max_new_tokens
+
+#: The longest utterance the extractor reads, in tokens; the rest of a longer one is cut off. The
+#: adapter learns on pairs cut to 256 tokens (``training.tokenize_example``), a chat turn is ~20, and
+#: without a bound one 1 MB turn (~250k tokens) asked for a 296 GB attention mask.
+MAX_UTTERANCE_TOKENS = 512
 
 
 # --------------------------------------------------------------------------- extraction
@@ -121,7 +127,8 @@ class TripleExtractor:
 
         prefix, prefix_cache = self.shared_prefix()
         tok = self.tokenizer
-        ids = [tok(render_prompt(tok, u), add_special_tokens=False)["input_ids"] for u in utterances]
+        prompts = [render_prompt(tok, cut_to_tokens(tok, u, MAX_UTTERANCE_TOKENS)) for u in utterances]
+        ids = [tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
         if any(row[:len(prefix)] != prefix for row in ids):
             prefix, prefix_cache = [], None  # an utterance whose first token merged with the prompt's: no reuse
         rests = [row[len(prefix):] for row in ids]
@@ -184,12 +191,14 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
     adapter = Path(adapter)
     if not (adapter / "adapter_config.json").is_file():
         raise DataError("not a LoRA adapter folder (no adapter_config.json)", path=adapter)
+    verify_artifact(adapter, "adapter")  # weights damaged in place load fine and extract nothing
     import warnings
 
     from peft import PeftModel
 
     tok, model = load_base(profile, device)
-    with warnings.catch_warnings():  # peft calls a transformers name deprecated in v5; nothing for a user to act on
+    with warnings.catch_warnings(), loading("adapter", str(adapter)):
+        # peft calls a transformers name deprecated in v5; nothing for a user to act on
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
         model = PeftModel.from_pretrained(model, str(adapter))
     if not get_profile(profile).extractor.quantize_4bit:
@@ -199,8 +208,21 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
 
             model = model.to(torch.bfloat16)
     relations = read_training_log(adapter).get("relations")
+    _mark_cached_adapter(adapter)
     return TripleExtractor(tok, model, name="fine-tuned", adapter_dir=adapter, max_new_tokens=budget,
                            relations=relations)
+
+
+def _mark_cached_adapter(adapter: Path) -> None:
+    """An adapter in glong's own cache trained before artifacts carried checksums gets its marker
+    once it has loaded, so damage from then on is found (:func:`io.verify_artifact`); damage done
+    before cannot be told apart from the weights themselves."""
+    if (adapter / ARTIFACT_MARKER).exists() or adapter.resolve().parent != cache_dir("extractor").resolve():
+        return
+    try:
+        write_artifact_marker(adapter, "lora-adapter")
+    except (DataError, OSError):
+        pass  # a read-only cache: the adapter still works, unchecked as before
 
 
 def extract_conversation(conv: Conversation, extractor: TripleExtractor, sessions: Optional[Sequence[int]] = None,

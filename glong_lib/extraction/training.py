@@ -12,8 +12,8 @@ from typing import Any, Optional, Sequence, Union
 
 from ..config import BUNDLED_SMOLLM2, Profile, get_profile
 from ..errors import DataError
-from ..io import PathLike, publish_folder
-from ..models import cache_dir, causal_lm_path, choose_device, seed_everything
+from ..io import PathLike, check_artifact_target, publish_folder, write_artifact_marker
+from ..models import cache_dir, causal_lm_path, choose_device, loading, seed_everything
 from ..schema import TriplePair
 from .prompt import (
     PROMPT_VERSION,
@@ -66,11 +66,16 @@ def count_parameters(model) -> tuple[int, int]:
 def load_base(profile: Union[str, Profile] = "offline", device: Optional[str] = None, for_training: bool = False):
     """Tokenizer (left padding) and base causal LM of a profile's extractor. The paper profile
     loads 4-bit (QLoRA) and needs a CUDA GPU with ``bitsandbytes``."""
+    p = get_profile(profile)
+    path = causal_lm_path(p.extractor.base)
+    with loading("model", path):
+        return _load_base(p, path, device, for_training)
+
+
+def _load_base(p: Profile, path: str, device: Optional[str], for_training: bool):
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    p = get_profile(profile)
-    path = causal_lm_path(p.extractor.base)
     tok = AutoTokenizer.from_pretrained(path)
     tok.padding_side = "left"
     if tok.pad_token is None:
@@ -78,7 +83,7 @@ def load_base(profile: Union[str, Profile] = "offline", device: Optional[str] = 
     device = choose_device(device)
     if p.extractor.quantize_4bit:
         if device != "cuda":
-            raise RuntimeError(f"profile '{p.name}' loads {p.extractor.base} in 4 bits: it needs a CUDA GPU")
+            raise DataError(f"profile '{p.name}' loads {p.extractor.base} in 4 bits: it needs a CUDA GPU")
         from transformers import BitsAndBytesConfig
 
         quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch.float16)
@@ -156,7 +161,14 @@ def read_training_log(adapter_dir: PathLike) -> dict[str, Any]:
     path = Path(adapter_dir) / "training.json"
     if not path.is_file():
         return {}
-    return json.loads(path.read_text())
+    try:
+        log = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise DataError(f"cached adapter is damaged (training.json: {type(e).__name__}): "
+                        f"delete {adapter_dir}") from None
+    if not isinstance(log, dict):
+        raise DataError(f"cached adapter is damaged (training.json is not an object): delete {adapter_dir}")
+    return log
 
 
 def training_arguments(settings: TrainSettings, output_dir: PathLike, total_steps: int, eval_every: int,
@@ -202,6 +214,8 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
     target = Path(out) if out else adapter_dir_for(settings, profile)
     if (target / "adapter_config.json").is_file() and not force:
         return target
+    if out:  # before minutes of training: a user's folder is never replaced
+        check_artifact_target(target)
     seed_everything(seed)
     train, dev = split_pairs(pairs, dev_fraction, seed, max_train=max_train)
     if not train:
@@ -236,7 +250,7 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
            "steps": total_steps, "trainable_parameters": trainable, "total_parameters": total,
            "train_seconds": round(seconds, 1), "log_history": trainer.state.log_history,
            "relations": relations}
-    _save_adapter(model, tok, log, target)
+    _save_adapter(model, tok, log, target, cache=not out)
     return target
 
 
@@ -257,14 +271,23 @@ def snapshot_callback(steps: Sequence[int], folder: PathLike, tok, log: dict):
     return Snapshots()
 
 
-def _save_adapter(model, tok, log: dict, target: Path) -> None:
-    """Write adapter + tokenizer + training.json to a temporary sibling, then rename it in."""
+def _save_adapter(model, tok, log: dict, target: Path, cache: bool = False) -> None:
+    """Write adapter + tokenizer + training.json (+ the artifact marker with every file's checksum)
+    to a temporary sibling, then rename it in (``cache``: ``target`` is the adapter cache's own key
+    folder; otherwise only an empty folder or an earlier adapter of ours is replaced)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
     (tmp / "training.json").write_text(json.dumps(log, indent=1, default=str))
-    publish_folder(tmp, target)
+    write_artifact_marker(tmp, "lora-adapter")
+    try:
+        publish_folder(tmp, target, cache=cache)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)  # our own temporary folder, never the target
+        raise
 
 
 

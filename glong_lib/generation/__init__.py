@@ -8,14 +8,15 @@ user's utterance. Memories are written one per line, either in the paper's arrow
 ``s -r-> o`` or in the reference code's ranked format
 ``[Rank i] (Active X days Y hours Z minutes ago) h r t``; with none, ``No relevant Memories.``
 
-Two backends share one interface, ``.generate(messages) -> Generation``:
+Two backends share one interface, ``.generate(messages) -> Generation``, and one reply cache
+(:class:`CachingGenerator`: a prompt already answered is not generated again):
 
 * :class:`LocalChatGenerator`: any chat model through transformers (offline default: the bundled
   SmolLM2-135M-Instruct), greedy decoding (the paper's temperature 0), prompts cut from the left
   to the model's context window so the instruction at the end always survives;
 * :class:`OpenAICompatibleGenerator`: ``POST {base_url}/chat/completions`` of any
-  OpenAI-compatible server (OpenAI itself, vLLM, llama.cpp, Ollama ...), with the key read from an
-  environment variable, using only the standard library (urllib).
+  OpenAI-compatible server (OpenAI itself, vLLM, llama.cpp, Ollama ...) through the ``openai``
+  SDK (the ``api`` extra), with the key read from an environment variable.
 
 >>> msgs = build_prompt("Leo", "Maya", ["Maya: I moved to Denver."], [("Maya", "live_in", "Denver")],
 ...                     "Guess what, I got a cat!")
@@ -43,6 +44,7 @@ from .prompt import (  # noqa: F401
     MEMORY_HEADER,
     NO_MEMORIES,
     SYSTEM_TEMPLATE,
+    CachingGenerator,
     Generation,
     GenerationError,
     MemoryItem,

@@ -5,15 +5,14 @@ for tests and smoke runs.
 from __future__ import annotations
 
 import re
-import time
 from typing import Optional
 
 from ..models import BUNDLED_SMOLLM2, load_causal_lm
-from .prompt import MEMORY_HEADER, NO_MEMORIES, Generation, Messages, ReplyCache, chat_token_ids
+from .prompt import MEMORY_HEADER, NO_MEMORIES, CachingGenerator, Generation, Messages, ReplyCache, chat_token_ids
 
 # --------------------------------------------------------------------------- local backend
 
-class LocalChatGenerator:
+class LocalChatGenerator(CachingGenerator):
     """A chat model run locally through transformers, greedy (temperature 0).
 
     ``context_window`` defaults to the model's ``max_position_embeddings``; prompts longer than
@@ -72,16 +71,10 @@ class LocalChatGenerator:
         """Whether a reply is its first line (see :func:`clean_reply`): what ``stop_at_line_end`` generates."""
         return self.stop_at_line_end
 
-    def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
-        """Greedy reply to ``messages``; ``max_new_tokens`` overrides the generator's limit for this call
-        (memory-writing calls such as session summaries need more room than a reply)."""
+    def _complete(self, messages: Messages, limit: int) -> Generation:
+        """Greedy reply to ``messages`` in at most ``limit`` new tokens (``generate`` caches it)."""
         import torch
 
-        limit = int(max_new_tokens or self.max_new_tokens)
-        hit = self.cache.get(messages, limit) if self.cache is not None else None
-        if hit is not None:
-            return hit
-        start = time.perf_counter()
         ids = self._encode(messages)[-(self.context_window - limit):]  # left truncation keeps the instruction
         input_ids = torch.tensor([ids], device=self._model.device)
         stop = [_FirstLineDone(self._tok, len(ids))] if self.stop_at_line_end else []
@@ -94,8 +87,7 @@ class LocalChatGenerator:
         if eos in new:  # count the reply up to and including its end-of-turn token
             new = new[: new.index(eos) + 1]
         text = self._tok.decode(new, skip_special_tokens=True)
-        result = Generation(text, len(ids), len(new), time.perf_counter() - start)
-        return self.cache.put(messages, limit, result) if self.cache is not None else result
+        return Generation(text, len(ids), len(new))
 
 
 _SPEAKER_TAG = re.compile(r"^\s*[^\n:]{1,40}:[ \t]*")

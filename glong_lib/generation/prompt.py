@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence, Union
 
 from ..errors import DataError, GenerationError  # noqa: F401  (GenerationError: re-exported)
@@ -180,6 +181,41 @@ class ReplyCache:
 
     def __len__(self) -> int:
         return len(self._replies)
+
+
+class CachingGenerator:
+    """What the model-backed generators share: ``generate`` answers a prompt already answered
+    under the same token limit from ``self.cache`` (a :class:`ReplyCache`, or None for none) and
+    times a fresh reply, which a backend writes in ``_complete(messages, limit) -> Generation``.
+
+    >>> class Shout(CachingGenerator):
+    ...     max_new_tokens, cache, calls = 8, ReplyCache(), 0
+    ...     def _complete(self, messages, limit):
+    ...         self.calls += 1
+    ...         return Generation(messages[-1]["content"].upper(), 1, 1)
+    >>> g, hi = Shout(), [{"role": "user", "content": "hi"}]
+    >>> [(r.text, r.cached) for r in (g.generate(hi), g.generate(hi), g.generate(hi, max_new_tokens=4))], g.calls
+    ([('HI', False), ('HI', True), ('HI', False)], 2)
+    """
+
+    cache: Optional[ReplyCache] = None
+    max_new_tokens: int = 48
+
+    def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
+        """The reply to ``messages``; ``max_new_tokens`` overrides the generator's limit for this call
+        (memory-writing calls such as session summaries need more room than a reply). A limit of
+        None (an API generator's default) sends no cap."""
+        limit = max_new_tokens or self.max_new_tokens
+        limit = None if limit is None else int(limit)
+        hit = self.cache.get(messages, limit) if self.cache is not None else None
+        if hit is not None:
+            return hit
+        start = time.perf_counter()
+        result = replace(self._complete(messages, limit), seconds=time.perf_counter() - start)
+        return self.cache.put(messages, limit, result) if self.cache is not None else result
+
+    def _complete(self, messages: Messages, limit: Optional[int]) -> Generation:
+        raise NotImplementedError
 
 
 def chat_token_ids(tokenizer, messages: Messages) -> list[int]:

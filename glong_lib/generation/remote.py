@@ -8,11 +8,11 @@ import time
 from typing import Optional
 
 from ..models import BUNDLED_SMOLLM2, causal_lm_path
-from .prompt import Generation, GenerationError, Messages, ReplyCache
+from .prompt import CachingGenerator, Generation, GenerationError, Messages, ReplyCache
 
 # --------------------------------------------------------------------------- OpenAI-compatible backend
 
-class OpenAICompatibleGenerator:
+class OpenAICompatibleGenerator(CachingGenerator):
     """Any OpenAI-compatible chat endpoint, through the ``openai`` SDK (``pip install glong-lib[api]``).
 
     The key comes from the environment variable ``api_key_env`` (a placeholder when it is unset, for
@@ -104,7 +104,8 @@ class OpenAICompatibleGenerator:
     #: A remote chat model ends its turn itself: its whole reply is kept (see :func:`clean_reply`).
     first_line_only = False
 
-    def _complete(self, messages: Messages, max_tokens: Optional[int]):
+    def _request(self, messages: Messages, max_tokens: Optional[int]):
+        """The SDK's reply to one chat request, retried on transient failures (see the class)."""
         cap = {} if max_tokens is None else {"max_tokens": max_tokens}  # None: no cap sent, as in the paper
         for attempt in range(self.retries + 1):
             try:
@@ -117,15 +118,10 @@ class OpenAICompatibleGenerator:
                 raise GenerationError(self._describe(e)) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
-        """The endpoint's reply; ``max_new_tokens`` overrides the limit for this call (None: the
-        generator's, which is no cap by default)."""
-        limit = max_new_tokens or self.max_new_tokens
-        hit = self.cache.get(messages, limit) if self.cache is not None else None
-        if hit is not None:
-            return hit
-        start = time.perf_counter()
-        reply = self._complete(messages, limit)
+    def _complete(self, messages: Messages, limit: Optional[int]) -> Generation:
+        """The endpoint's reply in at most ``limit`` tokens (None: no cap, the paper's setting), with
+        its token counts (``generate`` caches it)."""
+        reply = self._request(messages, limit)
         try:
             text = reply.choices[0].message.content or ""
             if not isinstance(text, str):
@@ -135,7 +131,5 @@ class OpenAICompatibleGenerator:
         usage = getattr(reply, "usage", None)
         prompt = getattr(usage, "prompt_tokens", None)
         completion = getattr(usage, "completion_tokens", None)
-        result = Generation(text, int(prompt) if isinstance(prompt, int) else self.count_tokens(messages),
-                            int(completion) if isinstance(completion, int) else self._count(text),
-                            time.perf_counter() - start)
-        return self.cache.put(messages, limit, result) if self.cache is not None else result
+        return Generation(text, int(prompt) if isinstance(prompt, int) else self.count_tokens(messages),
+                          int(completion) if isinstance(completion, int) else self._count(text))

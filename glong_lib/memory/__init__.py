@@ -1,6 +1,7 @@
 """The graph memory bank (paper section 3.3): ``graph`` holds the memory itself (entity nodes in a
 faiss index, attributed edges in a networkx MultiDiGraph); ``persistence`` saves and loads it
-so that a memory is never lost.
+so that a memory is never lost; ``vectors`` turns encoder output into the unit vectors that the
+memory and the retrievers compare.
 """
 
 from .graph import (  # noqa: F401

@@ -46,7 +46,8 @@ from ..dates import edge_date
 from ..errors import DataError
 from ..models import load_encoder
 from ..schema import Conversation, MemoryEdge, Session, Triple
-from ..text import entity_label, normalise_entity, normalise_relation, same_numbers
+from ..text import entity_label, may_merge, normalise_entity, normalise_relation
+from ..vectors import unit_vectors
 from .hash_encoder import HashEncoder  # noqa: F401  (re-exported: memories in tests use it)
 from .persistence import FORMAT_VERSION, read_memory, save_memory
 
@@ -114,14 +115,11 @@ class GraphMemory:
         return None if self.index is None else int(self.index.d)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors (float32, C-contiguous) for ``texts``, checked against the index size."""
-        vecs = np.asarray(self.encoder.encode(list(texts), normalize_embeddings=True), dtype=np.float32)
-        vecs = np.ascontiguousarray(vecs.reshape(len(texts), -1))
+        """Unit vectors for ``texts`` (``vectors.unit_vectors``), checked against the index size."""
+        vecs = unit_vectors(self.encoder, texts)
         if self.index is not None and vecs.shape[1] != self.index.d:
             raise DataError(f"encoder gives {vecs.shape[1]}-d vectors but the memory index is {self.index.d}-d")
-        # normalise again: a custom encoder may ignore normalize_embeddings
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-        return vecs / np.where(norms == 0, 1.0, norms)
+        return vecs
 
     def _search(self, vecs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         k = min(int(k), len(self.entities))
@@ -174,7 +172,7 @@ class GraphMemory:
                 j = int(np.argmax(sims))
                 if float(sims[j]) > score:
                     score, target = float(sims[j]), names[todo[j]]
-            if target is not None and score >= self.merge_threshold and same_numbers(names[i], target):
+            if target is not None and score >= self.merge_threshold and may_merge(names[i], target):
                 self.aliases[names[i]] = target
                 self.merges.append({"alias": names[i], "canonical": target, "score": round(score, 6),
                                     "time_s": float(time_s[i]), "session": session[i]})

@@ -11,11 +11,18 @@ file in the same folder, fsync, rename, fsync of the folder), then the manifest,
 renaming the manifest is the one moment the memory changes. A crash before it leaves the old
 manifest naming the old files, which are still there; after it, the new memory. Data files that no
 manifest names, and temporary files of a killed save, are deleted after the commit (or at the next
-save). One process writes a memory folder at a time. The folder itself is never
-removed or renamed, and files of other names in it survive.
+save). The folder itself is never removed or renamed, and files of other names in it survive.
 
-Loading checks the manifest (sizes, checksums), then the memory's invariants (:func:`check_state`)
-and refuses a memory that fails any, naming the first problem.
+One writer at a time, whoever writes: a save holds an exclusive ``fcntl.flock`` on ``.glong.lock``
+in the folder from its first file to its cleanup, and a load holds a shared one, so a save never
+deletes what another save just committed and a reader never sees a manifest whose files are gone
+(a folder without the lock file, saved before locks existed, is read unlocked and retried once).
+A save first checks the new state with the loader's own checks: a memory that would not load is
+never written.
+
+Loading checks the manifest (sizes before reading, then checksums; no symlinks: a memory reads only
+its own files), then the memory's invariants (:func:`check_state`) and refuses a memory that fails
+any, naming the first problem.
 
 The first on-disk format (version 1: ``memory.json`` + ``entities.faiss``, the index checksum inside
 ``memory.json``) still loads.
@@ -29,15 +36,16 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-import numpy as np
-
 from ..errors import DataError
 from ..io import PathLike, atomic_write_bytes, atomic_write_json, fsync_dir, sha256_file
+from .files import LOCK_FILE, index_from, locked, read_own_file
 
 #: Version of the on-disk layout; loading a newer one fails with a request to upgrade.
 FORMAT_VERSION = 2
 FORMAT_NAME = "glong-memory"
 MANIFEST_FILE = "manifest.json"
+#: A manifest is a few hundred bytes; a bigger one is not ours and is not read.
+MAX_MANIFEST_BYTES = 1 << 20
 #: The version-1 layout's file names (read, never written).
 LEGACY_META_FILE = "memory.json"
 LEGACY_INDEX_FILE = "entities.faiss"
@@ -63,8 +71,16 @@ def _fail(problem: str, path: Path) -> None:
     raise DataError(f"invalid memory: {problem}", path=path)
 
 
+def _finite(x: Any) -> bool:
+    """``math.isfinite`` that says False (not OverflowError) for an int beyond float, like 10**400."""
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
+
+
 def _time_ok(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and abs(x) <= MAX_ABS_TIME_S
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and _finite(x) and abs(x) <= MAX_ABS_TIME_S
 
 
 def check_state(state: dict, path: Path) -> None:
@@ -112,7 +128,7 @@ def check_state(state: dict, path: Path) -> None:
                 _fail(f"edge {eid}: '{key}' is {e[key]!r}", path)
         if e["subject"] not in names or e["object"] not in names:
             _fail(f"edge {eid} names an entity that is not a node", path)
-        if not (math.isfinite(e["weight"]) and 0.0 <= e["weight"] <= 1.0):
+        if not (_finite(e["weight"]) and 0.0 <= e["weight"] <= 1.0):
             _fail(f"edge {eid}: weight {e['weight']!r} is not in [0, 1]", path)
         for key in ("created_s", "last_access_s", "superseded_s"):
             if e[key] is not None and not _time_ok(e[key]):
@@ -130,7 +146,7 @@ def check_state(state: dict, path: Path) -> None:
 # --------------------------------------------------------------------------- saving
 
 def _owned_files(folder: Path) -> list[Path]:
-    """The memory's data files and the temporary files a killed save left (one writer at a time)."""
+    """The memory's data files and the temporary files a killed save left (under the save's lock)."""
     return [p for p in folder.iterdir() if _OWNED.match(p.name) or _LEFTOVER.match(p.name)]
 
 
@@ -140,39 +156,56 @@ def _is_memory_folder(folder: Path) -> bool:
 
 def check_target(directory: PathLike) -> Path:
     """``directory`` as a place a memory may be written: absent, empty, or holding a memory.
-    Anything else (a file, a folder of other things) is refused with a DataError."""
+    Anything else (a file, a symlink, a folder of other things) is refused with a DataError."""
     folder = Path(directory)
+    if folder.is_symlink():
+        raise DataError("is a symlink; refusing to write a memory there", path=folder)
     if folder.exists() and not folder.is_dir():
         raise DataError("exists and is not a folder; refusing to write a memory there", path=folder)
-    if folder.is_dir() and any(folder.iterdir()) and not _is_memory_folder(folder):
+    # the lock and the data files of a first save not yet committed (or killed) are ours too
+    if (folder.is_dir() and not _is_memory_folder(folder)
+            and any(p.name != LOCK_FILE and not _OWNED.match(p.name) and not _LEFTOVER.match(p.name)
+                    for p in folder.iterdir())):
         raise DataError("folder holds other files and no glong memory; refusing to write into it", path=folder)
     return folder
 
 
 def save_memory(state: dict, index, directory: PathLike) -> Path:
     """Write a memory (``GraphMemory.to_json()`` and its faiss index, or None) into ``directory``
-    as described in the module docstring. Refuses a folder that holds other files but no memory.
-    Returns the folder."""
+    as described in the module docstring. Refuses a folder that holds other files but no memory,
+    and a state the loader would refuse (nothing is written then). Returns the folder."""
     folder = check_target(directory)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise DataError(f"cannot create the folder ({e.strerror or type(e).__name__})", path=folder) from None
-    files: dict[str, dict] = {}
+        meta = json.dumps(state, ensure_ascii=False, indent=1, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as e:
+        raise DataError(f"the new memory cannot be saved as JSON ({e}); nothing written", path=folder) from None
+    blob = None
     if index is not None:
         import faiss
 
         blob = faiss.serialize_index(index).tobytes()
-        files["index"] = _write_owned(folder, "entities", ".faiss", blob)
-    meta = json.dumps(state, ensure_ascii=False, indent=1, allow_nan=False).encode("utf-8")
-    files["meta"] = _write_owned(folder, "memory", ".json", meta)
-    manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "files": files}
-    atomic_write_json(folder / MANIFEST_FILE, manifest)  # the commit point
-    keep = {f["name"] for f in files.values()}
-    for stale in _owned_files(folder) + [folder / LEGACY_META_FILE, folder / LEGACY_INDEX_FILE]:
-        if stale.name not in keep and stale.is_file():
-            stale.unlink(missing_ok=True)
-    fsync_dir(folder)
+    try:  # what the loader will read back, checked the loader's way before anything is written
+        check_loaded(json.loads(meta), index, folder)
+    except DataError as e:
+        raise DataError(f"the new memory would not load ({e.message}); nothing written", path=folder) from None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DataError(f"cannot create the folder ({e.strerror or type(e).__name__})", path=folder) from None
+    with locked(folder, exclusive=True):
+        files: dict[str, dict] = {}
+        if blob is not None:
+            files["index"] = _write_owned(folder, "entities", ".faiss", blob)
+        files["meta"] = _write_owned(folder, "memory", ".json", meta)
+        manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "files": files}
+        if (folder / MANIFEST_FILE).is_symlink():  # a link at our name goes; what it points to stays
+            (folder / MANIFEST_FILE).unlink()
+        atomic_write_json(folder / MANIFEST_FILE, manifest)  # the commit point
+        keep = {f["name"] for f in files.values()}
+        for stale in _owned_files(folder) + [folder / LEGACY_META_FILE, folder / LEGACY_INDEX_FILE]:
+            if stale.name not in keep and (stale.is_file() or stale.is_symlink()):
+                stale.unlink(missing_ok=True)
+        fsync_dir(folder)
     return folder
 
 
@@ -181,30 +214,34 @@ def _write_owned(folder: Path, stem: str, suffix: str, data: bytes) -> dict:
 
     digest = hashlib.sha256(data).hexdigest()
     name = f"{stem}-{digest[:16]}{suffix}"
-    if not (folder / name).is_file() or sha256_file(folder / name) != digest:
-        atomic_write_bytes(folder / name, data)
+    path = folder / name
+    if path.is_symlink() or not path.is_file() or sha256_file(path) != digest:
+        if path.is_symlink():
+            path.unlink()  # a link at our name is replaced, never written through
+        atomic_write_bytes(path, data)
     return {"name": name, "bytes": len(data), "sha256": digest}
 
 
 # --------------------------------------------------------------------------- loading
 
-def _read_json_file(path: Path) -> Any:
+def _parse_json(data: bytes, path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataError(f"corrupt or truncated ({type(e).__name__}: {str(e).splitlines()[0]})", path=path) from None
-    except RecursionError:
-        raise DataError("corrupt (nested too deeply)", path=path) from None
-    except OSError as e:
-        raise DataError(f"cannot read ({e.strerror or type(e).__name__})", path=path) from None
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, RecursionError, ValueError) as e:  # ValueError: bad JSON, a 5000-digit int
+        first = str(e).splitlines()[0][:100] if str(e) else ""
+        raise DataError(f"corrupt or truncated ({type(e).__name__}: {first})", path=path) from None
+
+
+def _read_json_file(path: Path) -> Any:
+    return _parse_json(read_own_file(path, limit=MAX_MANIFEST_BYTES if path.name == MANIFEST_FILE else None), path)
 
 
 def _check_format(obj: Any, path: Path) -> int:
     if not isinstance(obj, dict) or obj.get("format") != FORMAT_NAME:
         raise DataError(f"not a glong memory file (format is not '{FORMAT_NAME}')", path=path)
     version = obj.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise DataError("missing or bad 'format_version'", path=path)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise DataError(f"missing or bad 'format_version' ({version!r})", path=path)
     if version > FORMAT_VERSION:
         raise DataError(f"format version {version} is newer than this glong reads ({FORMAT_VERSION}); "
                         f"upgrade glong_lib", path=path)
@@ -215,15 +252,18 @@ def _verified_bytes(folder: Path, entry: Any, what: str) -> bytes:
     manifest = folder / MANIFEST_FILE
     if not isinstance(entry, dict) or not all(k in entry for k in ("name", "bytes", "sha256")):
         raise DataError(f"manifest entry for the {what} is malformed", path=manifest)
-    name = entry["name"]
+    name, size = entry["name"], entry["bytes"]
     if not isinstance(name, str) or not _OWNED.match(name):
         raise DataError(f"manifest names an unexpected {what} file {name!r}", path=manifest)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise DataError(f"manifest gives the {what} file a bad size {size!r}", path=manifest)
     path = folder / name
-    if not path.is_file():
-        raise DataError(f"missing {what} file named by the manifest", path=path)
-    data = path.read_bytes()
-    if len(data) != entry["bytes"]:
-        raise DataError(f"truncated or changed ({len(data)} bytes, manifest says {entry['bytes']})", path=path)
+    try:
+        data = read_own_file(path, expected=size)
+    except DataError as e:
+        if e.message.startswith("missing"):
+            raise DataError(f"missing {what} file named by the manifest", path=path) from None
+        raise
     import hashlib
 
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
@@ -231,63 +271,93 @@ def _verified_bytes(folder: Path, entry: Any, what: str) -> bytes:
     return data
 
 
-def _index_from(data: bytes, path: Path):
-    import faiss
+def check_loaded(state: Any, index, path: Path) -> None:
+    """The checks a loaded memory passes (also run by :func:`save_memory` on a new state before it is
+    written): a JSON object, the invariants of :func:`check_state`, and :func:`_check_index`."""
+    _check_object(state, path)
+    check_state(state, path)
+    _check_index(state, index, path)
 
-    try:
-        return faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
-    except RuntimeError as e:
-        raise DataError(f"faiss cannot read it ({str(e).splitlines()[0][:120]})", path=path) from None
+
+def _check_object(state: Any, path: Path) -> None:
+    if not isinstance(state, dict):
+        raise DataError("memory file is not a JSON object", path=path)
 
 
-def read_memory(directory: PathLike) -> tuple[dict, Optional[Any]]:
-    """The checked state and faiss index (or None) of a memory folder written by :func:`save_memory`
-    (or by the version-1 format). Anything missing, truncated, corrupt, of a newer format, or
-    breaking an invariant raises :class:`DataError` with a one-line reason."""
-    folder = Path(directory)
-    if not folder.is_dir():
-        raise DataError("no memory here (not a folder)", path=folder)
+def _check_index(state: dict, index, path: Path) -> None:
+    """One vector per entity (no index without entities), of the memory's dimension."""
+    n_nodes = len(state["nodes"])
+    if (index is None) != (n_nodes == 0):
+        raise DataError(f"memory has {n_nodes} entities but {'no' if index is None else 'an'} index", path=path)
+    if index is not None:
+        if index.ntotal != n_nodes:
+            raise DataError(f"index holds {index.ntotal} vectors for {n_nodes} entities", path=path)
+        if state.get("dimension") is not None and index.d != state["dimension"]:
+            raise DataError(f"index is {index.d}-d but the memory says {state['dimension']}", path=path)
+
+
+def _dimension(state: dict) -> Optional[int]:
+    dim = state.get("dimension")
+    return dim if isinstance(dim, int) and not isinstance(dim, bool) else None
+
+
+def _checked_state(state: Any, path: Path) -> dict:
+    """``state`` after the invariant checks: done before the index is read, whose header is then
+    checked against the entity count (never trusted for an allocation)."""
+    _check_object(state, path)
+    check_state(state, path)
+    return state
+
+
+def _read_unlocked(folder: Path) -> tuple[dict, Optional[Any]]:
     manifest_path = folder / MANIFEST_FILE
-    if manifest_path.is_file():
+    if manifest_path.is_file() or manifest_path.is_symlink():
         manifest = _read_json_file(manifest_path)
         _check_format(manifest, manifest_path)
         files = manifest.get("files")
         if not isinstance(files, dict) or "meta" not in files:
             raise DataError("manifest lists no memory file", path=manifest_path)
         meta_path = folder / str(files["meta"].get("name", "")) if isinstance(files["meta"], dict) else manifest_path
-        try:
-            state = json.loads(_verified_bytes(folder, files["meta"], "memory").decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-            raise DataError(f"corrupt ({type(e).__name__})", path=meta_path) from None
+        state = _checked_state(_parse_json(_verified_bytes(folder, files["meta"], "memory"), meta_path), meta_path)
         index = None
         if "index" in files:
-            index = _index_from(_verified_bytes(folder, files["index"], "index"), folder / files["index"]["name"])
+            index = index_from(_verified_bytes(folder, files["index"], "index"), folder / files["index"]["name"],
+                                len(state["nodes"]), _dimension(state))
     elif (folder / LEGACY_META_FILE).is_file():
         meta_path = folder / LEGACY_META_FILE
         state = _read_json_file(meta_path)
         _check_format(state, meta_path)
+        state = _checked_state(state, meta_path)
         index = None
-        if state.get("nodes"):
+        if state["nodes"]:
             index_path = folder / LEGACY_INDEX_FILE
-            if not index_path.is_file():
-                raise DataError(f"missing {LEGACY_INDEX_FILE}", path=folder)
-            if state.get("index_sha256") != sha256_file(index_path):
+            data = read_own_file(index_path)
+            import hashlib
+
+            if state.get("index_sha256") != hashlib.sha256(data).hexdigest():
                 raise DataError("corrupt or truncated (checksum does not match memory.json)", path=index_path)
-            index = _index_from(index_path.read_bytes(), index_path)
+            index = index_from(data, index_path, len(state["nodes"]), _dimension(state))
     else:
         raise DataError(f"not a glong memory (no {MANIFEST_FILE})", path=folder)
-    if not isinstance(state, dict):
-        raise DataError("memory file is not a JSON object", path=meta_path)
-    check_state(state, meta_path)
-    n_nodes = len(state["nodes"])
-    if (index is None) != (n_nodes == 0):
-        raise DataError(f"memory has {n_nodes} entities but {'no' if index is None else 'an'} index", path=meta_path)
-    if index is not None:
-        if index.ntotal != n_nodes:
-            raise DataError(f"index holds {index.ntotal} vectors for {n_nodes} entities", path=meta_path)
-        if state.get("dimension") is not None and index.d != state["dimension"]:
-            raise DataError(f"index is {index.d}-d but the memory says {state['dimension']}", path=meta_path)
+    _check_index(state, index, meta_path)
     return state, index
+
+
+def read_memory(directory: PathLike) -> tuple[dict, Optional[Any]]:
+    """The checked state and faiss index (or None) of a memory folder written by :func:`save_memory`
+    (or by the version-1 format), read under the folder's shared lock. Anything missing, truncated,
+    corrupt, of a newer format, or breaking an invariant raises :class:`DataError` with a one-line reason."""
+    folder = Path(directory)
+    if folder.is_symlink() or not folder.is_dir():
+        raise DataError("no memory here (not a folder)", path=folder)
+    with locked(folder, exclusive=False) as held:
+        try:
+            return _read_unlocked(folder)
+        except DataError:
+            if held:
+                raise
+    # no lock file (a memory saved before locks): a save may have moved the files; read once more
+    return _read_unlocked(folder)
 
 
 def memory_size(directory: PathLike) -> Optional[int]:

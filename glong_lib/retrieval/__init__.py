@@ -30,12 +30,8 @@ from .results import (  # noqa: F401
     edge_text,
 )
 from .scoring import (  # noqa: F401
-    PAPER_ANCHORS,
     PAPER_BETAS,
-    PAPER_HOPS,
-    PAPER_K,
     PAPER_LAMBDA,
-    PAPER_SEMANTIC_TOP_N,
     recency,
     rerank_score,
 )

@@ -3,32 +3,22 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..config import HUB_POLICIES, PAPER_RETRIEVAL, RetrievalSettings  # noqa: F401  (HUB_POLICIES re-exported)
 from ..errors import DataError
-from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _encode, _graph_result, edge_text
-from .scoring import (
-    PAPER_ANCHORS,
-    PAPER_BETAS,
-    PAPER_HOPS,
-    PAPER_K,
-    PAPER_LAMBDA,
-    PAPER_SEMANTIC_TOP_N,
-    recency,
-    rerank_score,
-)
+from ..vectors import unit_vectors
+from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _graph_result, edge_text
+from .scoring import recency, rerank_score
 
 # --------------------------------------------------------------------------- G-Long
 
-#: What an anchor that is a hub does (``hubs``): expand every edge as the paper does, or be skipped
-#: in favour of the next-nearest entity that is not a hub.
-HUB_POLICIES = ("expand", "skip")
-
 #: A node is a hub when more than this share of the memory's edges touch it (the speakers of a
-#: LoCoMo conversation touch about half of them).
-DEFAULT_HUB_SHARE = 0.1
+#: LoCoMo conversation touch about half of them); its home is ``RetrievalSettings.hub_share``.
+DEFAULT_HUB_SHARE = PAPER_RETRIEVAL.hub_share
 
 
 def dedup_edges(memory, eids: Sequence[int], mode: str = "triple") -> list[int]:
@@ -72,7 +62,9 @@ def hub_nodes(memory, share: float = DEFAULT_HUB_SHARE, current_only: bool = Fal
 
 
 class AssociativeRetriever:
-    """G-Long's associative retriever over a ``GraphMemory`` (every paper hyperparameter a parameter).
+    """G-Long's associative retriever over a ``GraphMemory``; every hyperparameter is a field of
+    ``settings`` (a ``config.RetrievalSettings``, default ``PAPER_RETRIEVAL``; a variant is
+    ``dataclasses.replace(PAPER_RETRIEVAL, hops=2)``).
 
     Stages: the ``anchors`` entities nearest the query -> every edge within ``hops`` of them
     (``dedup``: one per embedded text, i.e. per (subject, relation, object) as the reference code
@@ -82,7 +74,7 @@ class AssociativeRetriever:
     pool of 5 with K = 3 is unchanged).
 
     Beyond the paper, each a measured setting: ``edge_text`` (what an edge is embedded as,
-    ``results.EDGE_TEXTS``) and ``hubs="skip"``, which replaces an anchor that is a hub (a node
+    ``config.EDGE_TEXTS``) and ``hubs="skip"``, which replaces an anchor that is a hub (a node
     touching more than ``hub_share`` of the edges, usually a speaker) by the next-nearest entity
     that is not, so one anchor cannot pull in half the memory. ``rerank=False`` keeps the semantic
     order instead of Eq. 4 (the paper's Table 14 ablation, fed the top 5).
@@ -93,39 +85,23 @@ class AssociativeRetriever:
     makes the recency term a constant).
     """
 
-    def __init__(self, memory, anchors: int = PAPER_ANCHORS, hops: int = PAPER_HOPS,
-                 semantic_top_n: int = PAPER_SEMANTIC_TOP_N, betas: Sequence[float] = PAPER_BETAS,
-                 lam: float = PAPER_LAMBDA, k: int = PAPER_K, update_access: bool = True,
-                 current_only: bool = False, edge_text: str = "triple", dedup: bool = True,
-                 hubs: str = "expand", hub_share: float = DEFAULT_HUB_SHARE, rerank: bool = True):
-        for name, value in (("anchors", anchors), ("semantic_top_n", semantic_top_n), ("k", k)):
-            if int(value) < 1:
-                raise DataError(f"{name} should be at least 1, got {value}")
-        if int(hops) < 1:
-            raise DataError(f"hops should be 1 or more, got {hops}")
-        if len(betas) != 3:
-            raise DataError(f"betas should be three numbers, got {len(betas)}")
-        if hubs not in HUB_POLICIES:
-            raise DataError(f"unknown hub policy '{hubs}' (choose from {', '.join(HUB_POLICIES)})")
-        if not 0.0 < float(hub_share) <= 1.0:
-            raise DataError(f"hub_share should be in (0, 1], got {hub_share}")
+    def __init__(self, memory, settings: Optional[RetrievalSettings] = None, *, update_access: bool = True,
+                 current_only: bool = False):
+        if settings is not None and not isinstance(settings, RetrievalSettings):
+            raise DataError(f"settings should be a RetrievalSettings, got {type(settings).__name__}")
+        self.settings = settings = settings or PAPER_RETRIEVAL  # checked when it was made
         self.memory = memory
-        self.anchors, self.hops, self.semantic_top_n = int(anchors), int(hops), int(semantic_top_n)
-        self.betas, self.lam, self.k = tuple(float(b) for b in betas), float(lam), int(k)
         self.update_access, self.current_only = update_access, current_only
-        self.edge_text, self.dedup, self.hubs, self.hub_share = edge_text, bool(dedup), hubs, float(hub_share)
-        self.rerank = bool(rerank)
-        self.cache = EdgeEmbeddingCache(memory, mode=edge_text)
+        self.cache = EdgeEmbeddingCache(memory, mode=settings.edge_text)
         self._hubs: tuple[int, set[str]] = (-1, set())  # (edge count it was computed at, hub nodes)
 
     def params(self) -> dict[str, Any]:
-        return {"anchors": self.anchors, "hops": self.hops, "semantic_top_n": self.semantic_top_n,
-                "betas": list(self.betas), "lam": self.lam, "k": self.k, "edge_text": self.edge_text,
-                "dedup": self.dedup, "hubs": self.hubs, "rerank": self.rerank}
+        """The settings as a plain dict (for traces and JSON output)."""
+        return {**asdict(self.settings), "betas": list(self.settings.betas)}
 
     def pool_size(self, k: int) -> int:
         """How many candidates reach the Eq. 4 rerank when ``k`` are asked for."""
-        return max(self.semantic_top_n, int(k))
+        return max(self.settings.semantic_top_n, int(k))
 
     def warm(self) -> int:
         """Embed every edge now (so the first queries are as fast as the rest); returns the count."""
@@ -135,7 +111,7 @@ class AssociativeRetriever:
     def retrieve(self, query: str, now_s: float, k: Optional[int] = None) -> RetrievalResult:
         if not isinstance(query, str) or not query.strip():
             raise DataError("query is empty")
-        k = self.k if k is None else int(k)
+        k = self.settings.k if k is None else int(k)
         trace = RetrievalTrace(query, float(now_s), {**self.params(), "k": k})
         clock = time.perf_counter()
 
@@ -145,13 +121,13 @@ class AssociativeRetriever:
             trace.seconds[stage] = now - clock
             clock = now
 
-        qvec = _encode(self.memory.encoder, [query])[0]
+        qvec = unit_vectors(self.memory.encoder, [query])[0]
         lap("encode")
         trace.anchors = self._anchors(qvec)
         lap("anchors")
         trace.candidates = self._candidates([e for e, _ in trace.anchors])
-        if self.dedup:
-            trace.candidates = dedup_edges(self.memory, trace.candidates, self.edge_text)
+        if self.settings.dedup:
+            trace.candidates = dedup_edges(self.memory, trace.candidates, self.settings.edge_text)
         lap("expand")
         self._semantic(trace, qvec, self.pool_size(k))
         lap("semantic")
@@ -164,22 +140,22 @@ class AssociativeRetriever:
 
     def _anchors(self, qvec: np.ndarray) -> list[tuple[str, float]]:
         """The ``anchors`` entities nearest the query (hubs skipped under ``hubs="skip"``)."""
-        if self.hubs == "expand":
-            return [(e, float(s)) for e, s in self.memory.nearest_entities(qvec, k=self.anchors)]
+        if self.settings.hubs == "expand":
+            return [(e, float(s)) for e, s in self.memory.nearest_entities(qvec, k=self.settings.anchors)]
         hubs = self._hub_set()
-        ranked = self.memory.nearest_entities(qvec, k=self.anchors + len(hubs))
-        return [(e, float(s)) for e, s in ranked if e not in hubs][:self.anchors]
+        ranked = self.memory.nearest_entities(qvec, k=self.settings.anchors + len(hubs))
+        return [(e, float(s)) for e, s in ranked if e not in hubs][:self.settings.anchors]
 
     def _hub_set(self) -> set[str]:
         """``hub_nodes`` of the memory, recomputed only when edges were added or superseded since."""
         size = len(self.memory.edge_ids(current_only=self.current_only))
         if self._hubs[0] != size:
-            self._hubs = (size, hub_nodes(self.memory, self.hub_share, self.current_only))
+            self._hubs = (size, hub_nodes(self.memory, self.settings.hub_share, self.current_only))
         return self._hubs[1]
 
     def _candidates(self, anchors: list[str]) -> list[int]:
         """Every edge within ``hops`` of the anchors."""
-        return list(self.memory.incident_edges(anchors, hops=self.hops, current_only=self.current_only))
+        return list(self.memory.incident_edges(anchors, hops=self.settings.hops, current_only=self.current_only))
 
     def _semantic(self, trace: RetrievalTrace, qvec: np.ndarray, pool: int) -> None:
         """Coarse stage: S_sem = max(0, cosine) for every candidate; keep the top ``pool``."""
@@ -197,12 +173,12 @@ class AssociativeRetriever:
         deltas = np.array([trace.now_s - e.last_access_s for e in edges], dtype=float)
         sems = np.array([sem[e] for e in trace.pool], dtype=float)
         weights = np.array([e.weight for e in edges], dtype=float)
-        scores = np.atleast_1d(rerank_score(sems, weights, deltas, self.betas, self.lam))
-        recs = np.atleast_1d(recency(deltas, self.lam))
-        terms = [RerankTerms(eid, e.text(), float(s), float(w), float(d), float(r), float(sc), self.betas)
+        scores = np.atleast_1d(rerank_score(sems, weights, deltas, self.settings.betas, self.settings.lam))
+        recs = np.atleast_1d(recency(deltas, self.settings.lam))
+        terms = [RerankTerms(eid, e.text(), float(s), float(w), float(d), float(r), float(sc), self.settings.betas)
                  for eid, e, s, w, d, r, sc in zip(trace.pool, edges, sems, weights, deltas, recs, scores)]
         # rerank=False is the paper's "No Rerank" ablation (Table 14): the semantic order is kept
-        trace.rerank = sorted(terms, key=lambda t: -t.score) if self.rerank else terms
+        trace.rerank = sorted(terms, key=lambda t: -t.score) if self.settings.rerank else terms
 
 
 class FlatEdgeRetriever(AssociativeRetriever):
@@ -229,8 +205,8 @@ class PPRRetriever:
     edge's cosine to the query so the order is not arbitrary.
     """
 
-    def __init__(self, memory, anchors: int = PAPER_ANCHORS, damping: float = 0.5,
-                 k: int = PAPER_K, current_only: bool = False, edge_text: str = "triple"):
+    def __init__(self, memory, anchors: int = PAPER_RETRIEVAL.anchors, damping: float = 0.5,
+                 k: int = PAPER_RETRIEVAL.k, current_only: bool = False, edge_text: str = "triple"):
         self.memory, self.anchors, self.damping, self.k = memory, int(anchors), float(damping), int(k)
         self.current_only = current_only
         self.cache = EdgeEmbeddingCache(memory, mode=edge_text)
@@ -259,7 +235,7 @@ class PPRRetriever:
         g = self._undirected()
         if not self._eids:
             return RetrievalResult([], [], [], [], [])
-        qvec = _encode(self.memory.encoder, [query])[0]
+        qvec = unit_vectors(self.memory.encoder, [query])[0]
         anchors = self.memory.nearest_entities(qvec, k=self.anchors)
         seeds = {e: max(float(s), 1e-3) for e, s in anchors if e in g}
         mass = nx.pagerank(g, alpha=self.damping, personalization=seeds or None, weight="weight")

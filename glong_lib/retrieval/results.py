@@ -7,8 +7,10 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
+from ..config import EDGE_TEXTS  # noqa: F401  (what an edge is embedded as; re-exported)
 from ..errors import DataError
 from ..schema import MemoryEdge
+from ..vectors import unit_vectors
 from .scoring import PAPER_BETAS
 
 # --------------------------------------------------------------------------- results and trace
@@ -84,20 +86,6 @@ def _graph_result(memory, eids: list[int], scores: list[float], trace=None) -> R
                            [e.text() for e in edges], trace)
 
 
-def _normalise(vectors: np.ndarray) -> np.ndarray:
-    v = np.asarray(vectors, dtype=np.float32)
-    if v.ndim == 1:
-        v = v[None, :]
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    return v / np.maximum(norms, 1e-12)
-
-
-def _encode(encoder, texts: list[str]) -> np.ndarray:
-    if not texts:
-        return np.zeros((0, 1), dtype=np.float32)
-    return _normalise(encoder.encode(list(texts), normalize_embeddings=True))
-
-
 class CachingEncoder:
     """Wraps an encoder so each distinct text is encoded once (evaluation builds one memory per
     question session, and those memories share most of their entities, edges and turns).
@@ -128,16 +116,11 @@ class CachingEncoder:
         missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
         if missing:
             extra = {"batch_size": self.batch_size, **kwargs} if kwargs or hasattr(self.encoder, "tokenizer") else {}
-            vecs = _normalise(self.encoder.encode(missing, normalize_embeddings=True, **extra))
+            vecs = unit_vectors(self.encoder, missing, **extra)
             self.vectors.update(zip(missing, vecs))
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
         return np.stack([self.vectors[t] for t in texts])
-
-
-#: What an edge is embedded as (``edge_text``): the paper's triple words, the sentence the triple
-#: came from, or both.
-EDGE_TEXTS = ("triple", "source", "both")
 
 
 def check_edge_text(mode: str) -> str:
@@ -186,7 +169,7 @@ class EdgeEmbeddingCache:
         missing = [e for e in dict.fromkeys(eids) if e not in self.row]
         for start in range(0, len(missing), self.batch_size):
             chunk = missing[start:start + self.batch_size]
-            vecs = _encode(self.memory.encoder, [edge_text(self.memory.edge(e), self.mode) for e in chunk])
+            vecs = unit_vectors(self.memory.encoder, [edge_text(self.memory.edge(e), self.mode) for e in chunk])
             base = 0 if self.matrix is None else self.matrix.shape[0]
             self._grow(vecs.astype(np.float32))
             self.row.update({e: base + i for i, e in enumerate(chunk)})

@@ -9,14 +9,10 @@ import numpy as np
 from ..config import PAPER_RETRIEVAL
 from ..errors import DataError
 
-#: The paper's hyperparameters (Appendix B), named for the signatures below; their home is
-#: ``config.PAPER_RETRIEVAL``.
-PAPER_ANCHORS = PAPER_RETRIEVAL.anchors
-PAPER_HOPS = PAPER_RETRIEVAL.hops
-PAPER_SEMANTIC_TOP_N = PAPER_RETRIEVAL.semantic_top_n
+#: The paper's Eq. 4 weights and recency rate (Appendix B), the defaults of the pure functions
+#: below; their home is ``config.PAPER_RETRIEVAL``.
 PAPER_BETAS = PAPER_RETRIEVAL.betas
 PAPER_LAMBDA = PAPER_RETRIEVAL.lam  # per second
-PAPER_K = PAPER_RETRIEVAL.k
 
 
 # --------------------------------------------------------------------------- Eq. 4

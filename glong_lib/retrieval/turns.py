@@ -7,12 +7,15 @@ from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
+from ..config import PAPER_RETRIEVAL
 from ..errors import DataError
 from ..models import load_encoder
 from ..schema import Turn
 from ..text import turn_line
-from .results import RetrievalResult, _encode
-from .scoring import PAPER_K
+from ..vectors import unit_vectors
+from .results import RetrievalResult
+
+PAPER_K = PAPER_RETRIEVAL.k  # K = 3, the default depth of every retriever
 
 # --------------------------------------------------------------------------- turn baselines
 
@@ -38,7 +41,7 @@ class DenseTurnRetriever:
         if encoder is None:
             encoder = load_encoder()
         self.turns, self.encoder, self.k = list(turns), encoder, int(k)
-        vecs = _encode(encoder, [turn_line(t) for t in self.turns]) if self.turns else None
+        vecs = unit_vectors(encoder, [turn_line(t) for t in self.turns]) if self.turns else None
         self.index = faiss.IndexFlatIP(vecs.shape[1]) if vecs is not None else None
         if vecs is not None:
             self.index.add(np.ascontiguousarray(vecs, dtype=np.float32))
@@ -47,7 +50,7 @@ class DenseTurnRetriever:
         k = _turn_k(query, self.k if k is None else k, len(self.turns))
         if k == 0:
             return RetrievalResult([], [], [], [], [])
-        qvec = _encode(self.encoder, [query]).astype(np.float32)
+        qvec = unit_vectors(self.encoder, [query]).astype(np.float32)
         scores, idx = self.index.search(qvec, k)
         return _turn_result(self.turns, idx[0].tolist(), scores[0].tolist())
 

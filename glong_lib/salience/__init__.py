@@ -11,7 +11,8 @@ important ones. Four modules, one job each:
 * ``decoder_only``: the offline source, the bundled SmolLM2's self-attention from the rows that
   write its summary, one chosen layer (:class:`DecoderSalienceScorer`);
 * ``sessions``: whole conversations, Eq. 3 over a scope (``session``, the paper; ``dialogue``,
-  the authors' code): :func:`score_conversation`.
+  the authors' code): :func:`score_conversation`, and :func:`weigh_session` for one session at a
+  time (what the agent does as sessions arrive).
 
 Every scorer answers ``score(triples, turns=None) -> SalienceResult``; :func:`load_scorer` gives a
 profile's own.
@@ -19,19 +20,21 @@ profile's own.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Union
 
 from ..config import Profile, get_profile
 from ..errors import DataError
+from ..summarizer import linearise_triples  # noqa: F401  (the paper source's input text)
 from .decoder_only import (  # noqa: F401
     DEFAULT_DECODER_SOURCE,
     INPUTS,
     PROMPTS,
     SYSTEM,
+    WHERE,
     DecoderReading,
     DecoderSalienceScorer,
     DecoderSourceSettings,
-    WHERE,
     dialogue_text,
     dialogue_triple_ranges,
     load_decoder_scorer,
@@ -44,15 +47,16 @@ from .encoder_decoder import SalienceResult, SalienceScorer, load_seq2seq_scorer
 from .equations import (  # noqa: F401
     AGGREGATES,
     head_average,
+    layer_saliency,
+    normalise_by_group,
     normalise_by_max,
     position_saliency,
     token_spans,
     triple_saliency,
 )
-from ..summarizer import linearise_triples  # noqa: F401  (the paper source's input text)
-from .sessions import SCOPES, score_conversation, session_turns, with_weights  # noqa: F401
+from .sessions import SCOPES, score_conversation, session_turns, weigh_session, with_weights  # noqa: F401
 
-#: Attention sources by name: what ``load_scorer(source=...)`` and ``glong ... --salience-source`` take.
+#: Attention sources by name: what ``profile.summarizer.source`` and ``load_scorer(source=...)`` take.
 SOURCES = ("decoder", "seq2seq")
 
 
@@ -60,11 +64,14 @@ def load_scorer(profile: Union[str, Profile] = "offline", source: str = "", **kw
     """The salience scorer of a profile (``profile.summarizer.source`` unless ``source`` says
     otherwise): offline the decoder-only SmolLM2 source, chosen by ``benchmarks/bench_salience.py``;
     its smoke version and ``source="seq2seq"`` the suite's small encoder-decoder (trained and
-    cached on first use); hub and paper the paper's T5 through the encoder-decoder scorer."""
+    cached on first use); hub and paper the paper's T5 through the encoder-decoder scorer. The
+    decoder source reads the layer ``profile.summarizer.layer`` when it is set (``--salience-layer``)."""
     p = get_profile(profile)
     source = source or p.summarizer.source
     if source not in SOURCES:
         raise DataError(f"unknown salience source '{source}' (choose from {', '.join(SOURCES)})")
     if source == "decoder":
+        if p.summarizer.layer is not None and "settings" not in kwargs:
+            kwargs["settings"] = replace(DEFAULT_DECODER_SOURCE, layer=p.summarizer.layer)
         return load_decoder_scorer(**kwargs)
     return load_seq2seq_scorer(p, **kwargs)

@@ -7,7 +7,8 @@ reads *its self-attention* the way the paper reads cross-attention:
 
 1. prompt: ``"Summarize this dialogue:"`` and the session's turns (``input="dialogue"``), or the
    linearised triples as the paper's summarizer sees them (``input="triples"``);
-2. greedy summary ``y_1..y_M``, then one teacher-forced pass with eager attention;
+2. greedy summary ``y_1..y_M``, its attention rows tapped while it is generated (eager attention;
+   the rows a teacher-forced re-read would give, with no second pass: :meth:`DecoderSalienceScorer.read`);
 3. Eq. 1 on ONE layer (``layer``, chosen on a selection split: the last layer is not the best one
    in a decoder-only model), keeping only the M rows that predict summary tokens and the columns
    of the source text;
@@ -24,7 +25,7 @@ This is not the paper's mechanism (no encoder, no cross-attention); notebook 02 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence, Union
 
 import numpy as np
@@ -34,9 +35,9 @@ from ..errors import DataError
 from ..models import load_causal_lm
 from ..schema import Triple, Turn
 from ..summarizer import linearise_triples
-from ..text import STOPWORDS, content_stems, light_stem
+from ..text import STOPWORDS, content_stems, cut_to_tokens, light_stem
 from .encoder_decoder import SalienceResult
-from .equations import AGGREGATES, head_average, normalise_by_max, position_saliency
+from .equations import AGGREGATES, head_average, layer_saliency, normalise_by_max, position_saliency
 
 INPUTS = ("dialogue", "triples")
 WHERE = ("turn", "session")
@@ -64,6 +65,13 @@ class DecoderSourceSettings:
 
 
 DEFAULT_DECODER_SOURCE = DecoderSourceSettings()
+
+#: The longest source text (tokens) the decoder source reads in one pass. Eager attention holds
+#: heads x n x n floats per layer: 9 x 2048^2 x 4 B = 150 MB here; a 2,000-turn session read whole
+#: (~60k tokens) took 7.4 GB and then asked for 51.8 GB. A longer session is read in windows of
+#: whole turns (a longer turn is cut to one window); Eq. 3 still divides by the session's maximum.
+#: Every shipped sample, LoCoMo and MSC session fits in one window (their scores are unchanged).
+WINDOW_TOKENS = 2048
 
 
 # --------------------------------------------------------------------------- text and positions
@@ -137,6 +145,35 @@ def turns_from_triples(triples: Sequence[Triple]) -> list[Turn]:
         if key not in seen:
             seen[key] = Turn(key, t.speaker or "Speaker", t.source or t.text().replace("_", " "))
     return list(seen.values())
+
+
+def turn_windows(tokenizer, turns: list[Turn], limit: int) -> list[list[Turn]]:
+    """Consecutive runs of ``turns`` whose dialogue text (:func:`dialogue_text`) fits in ``limit``
+    tokens; a turn longer than that alone is cut to fit (a copy; the caller's turns are not changed).
+    Turns that fit whole come back as the same list object.
+
+    >>> class Tok:  # one token per character
+    ...     def __call__(self, text, **_):
+    ...         return {"input_ids": list(text), "offset_mapping": [(i, i + 1) for i in range(len(text))]}
+    >>> turns = [Turn("1", "A", "aaaa"), Turn("2", "B", "bb"), Turn("3", "A", "c" * 30)]
+    >>> [[(t.id, len(t.text)) for t in w] for w in turn_windows(Tok(), turns, 14)]  # 'A: ' + text + newline
+    [[('1', 4), ('2', 2)], [('3', 10)]]
+    >>> turn_windows(Tok(), turns, 100)[0] is turns
+    True
+    """
+    windows: list[list[Turn]] = [[]]
+    used, cut = 0, False
+    for t in turns:
+        head = len(tokenizer(f"{t.speaker}: ", add_special_tokens=False)["input_ids"]) + 1  # + the newline
+        size = head + len(tokenizer(cut_to_tokens(tokenizer, t.text, limit), add_special_tokens=False)["input_ids"])
+        if size > limit:  # alone too long: cut to what a window holds
+            t, size, cut = replace(t, text=cut_to_tokens(tokenizer, t.text, max(1, limit - head))), limit, True
+        if windows[-1] and used + size > limit:
+            windows.append([])
+            used = 0
+        windows[-1].append(t)
+        used += size
+    return [turns] if len(windows) == 1 and not cut else windows
 
 
 # --------------------------------------------------------------------------- the scorer
@@ -247,6 +284,7 @@ class DecoderSalienceScorer:
         if not -n_layers <= settings.layer < n_layers:
             raise DataError(f"layer {settings.layer} does not exist (the model has {n_layers})")
         self.tokenizer, self.model, self.settings, self.name = tokenizer, model.eval(), settings, name
+        self.window = WINDOW_TOKENS
 
     def source(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]]):
         """The text the model summarises, and each triple's character ranges in it."""
@@ -318,15 +356,44 @@ class DecoderSalienceScorer:
         """Eq. 2 of every triple under every layer read: ``(layers, triples)``, NaN for layers not
         read. ``rows`` keeps only the first summary rows: greedy decoding is causal, so this equals
         the score a shorter ``max_new_tokens`` would give (one reading answers every length)."""
-        agg = aggregate or self.settings.aggregate
-        out = np.full((len(reading.layers), len(reading.positions)), np.nan)
-        for k, A in enumerate(reading.layers):
-            if not np.isnan(A).any():
-                out[k] = position_saliency(torch.from_numpy(A[:, :rows]), reading.positions, agg).numpy()
-        return out
+        return layer_saliency(reading.layers[:, :, :rows], reading.positions, aggregate or self.settings.aggregate)
 
     def score(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]] = None) -> SalienceResult:
-        """Eq. 1-3 with the configured layer and aggregate (session maximum)."""
+        """Eq. 1-3 with the configured layer and aggregate (session maximum). A session longer than
+        ``window`` tokens is read in windows (:meth:`score_windowed`)."""
+        if not triples:
+            raise DataError("no triples to score")
+        if self.settings.input == "dialogue":
+            source = list(turns) if turns else turns_from_triples(triples)
+            parts = turn_windows(self.tokenizer, source, self.window)
+            if parts[0] is not source:
+                return self.score_windowed(triples, parts)
+        return self._score_once(triples, turns)
+
+    def score_windowed(self, triples: Sequence[Triple], windows: Sequence[Sequence[Turn]]) -> SalienceResult:
+        """Eq. 2 of each triple read in the window that holds its turn (a triple whose turn is in none:
+        its best window), then Eq. 3 over the whole session. Windows without triples are not read.
+        The result carries no attention matrix to draw (there is one per window)."""
+        raw = np.full(len(triples), -1.0)
+        summaries = []
+        known = {t.id for w in windows for t in w}
+        for window in windows:
+            ids = {t.id for t in window}
+            mine = [i for i, t in enumerate(triples) if t.turn_id in ids or t.turn_id not in known]
+            if not mine:
+                continue
+            part = self._score_once([triples[i] for i in mine], window)
+            raw[mine] = np.maximum(raw[mine], part.raw)
+            summaries.append(part.summary)
+        raw = torch.from_numpy(np.clip(raw, 0.0, None))
+        if not float(raw.max()) > 0:
+            raw = torch.ones_like(raw)
+        n = len(triples)
+        return SalienceResult(triples=list(triples), raw=raw.numpy(), weights=normalise_by_max(raw).numpy(),
+                              summary=" ".join(summaries), input_text="", input_tokens=[], summary_tokens=[],
+                              spans=[(0, 0)] * n, attention=np.zeros((0, 0)), head_attention=np.zeros((0, 0, 0)))
+
+    def _score_once(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]]) -> SalienceResult:
         reading = self.read(triples, turns)
         A = torch.from_numpy(reading.layers[self.settings.layer])          # Eq. 1, done in read()
         raw = position_saliency(A, reading.positions, self.settings.aggregate)

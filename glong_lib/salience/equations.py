@@ -7,13 +7,16 @@
 :func:`token_spans` maps each triple's characters to its tokens through a fast tokenizer's
 offsets; :func:`position_saliency` is Eq. 2 over any set of token positions (the decoder-only
 source reads a triple's words where they were said, which need not be one contiguous span),
-with the per-token mean as an explicit, documented alternative to the paper's sum.
+with the per-token mean as an explicit, documented alternative to the paper's sum;
+:func:`layer_saliency` is Eq. 2 under every layer of a reading, and :func:`normalise_by_group`
+Eq. 3 inside each of several groups at once.
 """
 
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import numpy as np
 import torch
 
 from ..errors import DataError
@@ -137,3 +140,42 @@ def position_saliency(A: torch.Tensor, positions: Sequence[Sequence[int]], aggre
         total = per_token[pos].sum() if pos else torch.tensor(0.0)
         out.append(total / len(pos) if aggregate == "mean" and pos else total)
     return torch.stack(out) if out else torch.zeros(0)
+
+
+def layer_saliency(layers: np.ndarray, positions: Sequence[Sequence[int]], aggregate: str = "sum") -> np.ndarray:
+    """Eq. 2 (:func:`position_saliency`) under every layer at once: ``layers`` holds one Eq. 1
+    matrix per layer, ``(layers, input tokens, summary tokens)``; a layer that was not read is NaN
+    and gives a NaN row. Returns ``(layers, triples)``. Eq. 2 only needs each input token's mass
+    summed over the summary rows, so ``(layers, input tokens, 1)`` of such sums gives the same
+    scores (what a cached reading keeps).
+
+    >>> A = np.array([[[0.5, 0.1], [0.2, 0.1], [0.1, 0.4]], [[np.nan] * 2] * 3])
+    >>> layer_saliency(A, [[0, 1], [2]]).round(3)
+    array([[0.9, 0.5],
+           [nan, nan]])
+    >>> layer_saliency(A[:1].sum(axis=2, keepdims=True), [[0, 1], [2]], "mean").round(3)
+    array([[0.45, 0.5 ]])
+    """
+    layers = np.asarray(layers, dtype=np.float32)
+    out = np.full((len(layers), len(positions)), np.nan)
+    for k, A in enumerate(layers):
+        if not np.isnan(A).any():
+            out[k] = position_saliency(torch.from_numpy(A), positions, aggregate).numpy()
+    return out
+
+
+def normalise_by_group(scores: Sequence[float], groups: Sequence) -> np.ndarray:
+    """Eq. 3 inside each group (a session, a dialogue): every score divided by its group's maximum
+    (:func:`normalise_by_max`). A group whose maximum is not positive (no triple drew any attention)
+    weighs each of its triples 1, as the scorers do.
+
+    >>> normalise_by_group([0.5, 1.0, 0.2, 0.0, 0.0], ["a", "a", "b", "c", "c"])
+    array([0.5, 1. , 1. , 1. , 1. ])
+    """
+    scores, groups = np.asarray(scores, dtype=np.float64), np.asarray(groups)
+    out = np.ones_like(scores)
+    for g in dict.fromkeys(groups.tolist()):
+        m = groups == g
+        if scores[m].max() > 0:
+            out[m] = normalise_by_max(torch.from_numpy(scores[m])).numpy()
+    return out

@@ -25,6 +25,29 @@ def with_weights(triples: Sequence[Triple], raw: Sequence[float], maximum: float
     return [replace(t, weight=float(w)) for t, w in zip(triples, weights)]
 
 
+def weigh_session(triples: Sequence[Triple], raw: Sequence[float], scope: str,
+                  seen: float = 0.0) -> tuple[list[Triple], float]:
+    """One session's triples weighed by Eq. 3 over ``scope``, and the dialogue maximum so far.
+
+    ``raw`` are the session's raw scores (Eq. 2); ``seen`` is the largest raw score of the
+    dialogue's other sessions taken into account (none: 0). Scope ``"session"`` divides by the
+    session's own maximum (the paper), ``"dialogue"`` by the larger of that and ``seen`` (the
+    reference code). The second value, ``max(seen, session maximum)``, is the next call's ``seen``.
+
+    >>> ts = [Triple("a", "r", "b"), Triple("c", "r", "d")]
+    >>> [t.weight for t in weigh_session(ts, [1.0, 2.0], "session", seen=4.0)[0]]
+    [0.5, 1.0]
+    >>> weighted, seen = weigh_session(ts, [1.0, 2.0], "dialogue", seen=4.0)
+    >>> [t.weight for t in weighted], seen
+    ([0.25, 0.5], 4.0)
+    """
+    if scope not in SCOPES:
+        raise DataError(f"unknown scope '{scope}' (choose from {', '.join(SCOPES)})")
+    top = float(np.max(np.asarray(raw, dtype=np.float64)))
+    dialogue = max(top, float(seen))
+    return with_weights(triples, raw, top if scope == "session" else dialogue), dialogue
+
+
 def session_turns(conversation: Optional[Conversation], index: Optional[int]):
     """The turns of session ``index`` of ``conversation`` (None when either is unknown)."""
     if conversation is None or index is None:
@@ -52,10 +75,9 @@ def score_conversation(triples: Sequence[Triple], scorer, scope: str = "session"
     for idx in groups.values():
         raw[idx] = scorer.score([triples[i] for i in idx], turns=session_turns(conversation, triples[idx[0]].session)).raw
     out = list(triples)
-    dialogue_max = raw.max() if len(raw) else 0.0
+    dialogue_max = raw.max() if len(raw) else 0.0  # every session given, so no order matters
     for idx in groups.values():
-        top = raw[idx].max() if scope == "session" else dialogue_max
-        for i, t in zip(idx, with_weights([triples[i] for i in idx], raw[idx], top)):
+        for i, t in zip(idx, weigh_session([triples[i] for i in idx], raw[idx], scope, seen=dialogue_max)[0]):
             out[i] = t
     return out
 

@@ -1,0 +1,242 @@
+"""The reliability sweep's library-level cases (issue 25): artifacts published without deleting a
+user's folder, damaged cached models/adapters/extractions named in one line, dates that overflow,
+entity names the encoder cannot tell apart, inputs cut to the models' windows, a failing notebook
+cell in one line. The command-line cases are rows of ``test_bad_inputs.py``."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from testdata import examples
+
+from glong_lib.dates import resolve_date
+from glong_lib.errors import DataError, WeightsUnavailable
+from glong_lib.io import ARTIFACT_MARKER, publish_folder, verify_artifact, write_artifact_marker
+from glong_lib.models import loading
+from glong_lib.schema import Conversation, Session, Triple, Turn
+from glong_lib.text import cut_to_tokens
+
+
+def _artifact(folder: Path, files: dict) -> Path:
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    write_artifact_marker(folder, "test")
+    return folder
+
+
+# --------------------------------------------------------------------------- publishing (G14, G15)
+
+def test_publish_never_replaces_a_folder_of_the_users_files(tmp_path):
+    users = tmp_path / "precious"
+    users.mkdir()
+    (users / "thesis.tex").write_text("years of work")
+    new = _artifact(tmp_path / ".new", {"adapter_config.json": "{}"})
+    with pytest.raises(DataError, match="did not write"):
+        publish_folder(new, users)
+    assert (users / "thesis.tex").read_text() == "years of work" and new.is_dir()
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(DataError, match="not a folder"):
+        publish_folder(new, tmp_path / "afile")
+
+
+def test_publish_replaces_its_own_earlier_artifact_and_leaves_nothing_beside_it(tmp_path):
+    target = _artifact(tmp_path / "adapter", {"weights": "old"})
+    publish_folder(_artifact(tmp_path / ".tmp1", {"weights": "new"}), target)
+    assert (target / "weights").read_text() == "new" and (target / ARTIFACT_MARKER).is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adapter"]
+    assert oct(target.stat().st_mode & 0o777) != oct(0o700)  # not left private by mkdtemp
+
+
+# --------------------------------------------------------------------------- damaged artifacts (F03-F06, F09, F10)
+
+def test_an_artifact_damaged_in_place_is_named(tmp_path):
+    """Sweep F06: same size, bytes overwritten: it loaded and extracted 0 triples with exit 0."""
+    folder = _artifact(tmp_path / "adapter", {"adapter_model.safetensors": "weights" * 100})
+    verify_artifact(folder, "adapter")
+    data = (folder / "adapter_model.safetensors").read_bytes()
+    (folder / "adapter_model.safetensors").write_bytes(b"X" * 16 + data[16:])
+    with pytest.raises(DataError, match=f"cached adapter is damaged .*: delete {folder}"):
+        verify_artifact(folder, "adapter")
+
+
+def test_a_truncated_safetensors_file_is_a_damaged_cache(tmp_path):
+    """Sweep F03/F04: SafetensorError (an Exception, not an OSError) becomes one line."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    path = tmp_path / "model.safetensors"
+    save_file({"w": torch.zeros(64)}, str(path))
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(DataError, match=f"cached model is damaged .*delete {tmp_path}$"):
+        with loading("model", str(tmp_path)):
+            load_file(str(path))
+
+
+def test_garbage_config_and_the_offline_hub_are_one_line(tmp_path):
+    """Sweep F05 (a JSONDecodeError from a local folder) and F09 (a hub id with no network)."""
+    with pytest.raises(DataError, match="cached adapter is damaged \\(JSONDecodeError"):
+        with loading("adapter", str(tmp_path)):
+            json.loads("{garbage")
+    with pytest.raises(WeightsUnavailable, match="cannot load model 'org/name' from the Hugging Face hub.*--profile offline"):
+        with loading("model", "org/name"):
+            raise OSError("We couldn't connect to 'https://huggingface.co'")
+    with pytest.raises(DataError, match="needs"):  # a one-line error of ours passes through unchanged
+        with loading("model", str(tmp_path)):
+            raise DataError("needs a CUDA GPU")
+
+
+def test_a_damaged_extraction_cache_entry_is_named(tmp_path, monkeypatch):
+    """Sweep F10: a cut cache entry crashed every later run with a JSONDecodeError."""
+    from glong_lib.extraction.cache import extracted_triples, extraction_cache_path
+
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path))
+    conv = Conversation("c", ["A"], [Session(1, [Turn("S1:1", "A", "I have a cat.")])])
+    path = extraction_cache_path(conv, "x")
+    path.write_text('[{"subject": "a", "rel')
+    with pytest.raises(DataError, match=f"cached extraction is damaged .*delete {path}"):
+        extracted_triples(conv, extractor=None, extractor_name="x")
+
+
+# --------------------------------------------------------------------------- dates (B09)
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.integers(min_value=0, max_value=10 ** 30), st.sampled_from(["day", "week", "month", "year"]),
+       st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)))
+def test_any_count_ago_resolves_to_a_date_or_none(n, unit, said):
+    """'1000000 days ago' raised OverflowError and failed every build of its conversation."""
+    out = resolve_date(f"that was {n} {unit}s ago", said)
+    assert out is None or isinstance(out, str) and not out.startswith("-")
+
+
+# --------------------------------------------------------------------------- entity merging (B01)
+
+class _UnknownTokens:
+    """An encoder that, like MiniLM on emoji, maps every name without a letter to one vector."""
+
+    def get_sentence_embedding_dimension(self):
+        return 4
+
+    def encode(self, texts, normalize_embeddings=True, **_):
+        out = np.zeros((len(texts), 4), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i, 0 if not any(c.isalnum() for c in t) else 1 + i % 3] = 1.0
+        return out
+
+
+def test_names_the_encoder_cannot_tell_apart_do_not_merge():
+    from glong_lib.memory import GraphMemory
+
+    mem = GraphMemory(encoder=_UnknownTokens())
+    mem.add_triples([Triple("\U0001F600", "feel", "\U0001F389\U0001F389")], 1.0, session=1)
+    assert mem.aliases == {} and {"\U0001F600", "\U0001F389\U0001F389"} <= set(mem.entities)
+
+
+# --------------------------------------------------------------------------- bounded inputs (A10, A13)
+
+class _CharTokenizer:
+    """One token per character (enough for the cutting logic)."""
+
+    def __call__(self, text, **_):
+        return {"input_ids": list(range(len(text))), "offset_mapping": [(i, i + 1) for i in range(len(text))]}
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.text(max_size=300), st.integers(min_value=1, max_value=120))
+def test_cut_to_tokens_keeps_a_prefix_within_the_limit(text, limit):
+    cut = cut_to_tokens(_CharTokenizer(), text, limit)
+    assert text.startswith(cut) and len(cut) == min(len(text), limit)
+
+
+def test_a_megabyte_utterance_is_cut_before_the_tokenizer_reads_it():
+    seen = []
+
+    class Spy(_CharTokenizer):
+        def __call__(self, text, **kw):
+            seen.append(len(text))
+            return super().__call__(text, **kw)
+
+    assert len(cut_to_tokens(Spy(), "x" * 1_000_000, 512)) == 512 and max(seen) <= 512 * 16
+
+
+@pytest.mark.slow
+def test_a_long_session_is_read_in_windows_with_eq3_over_the_whole_session():
+    """Sweep A13: the decoder source read a 2,000-turn session whole (7.4 GB, then a 51.8 GB
+    allocation). In windows each triple is scored where its turn is, and the maximum is 1."""
+    from glong_lib.salience import load_decoder_scorer
+
+    scorer = load_decoder_scorer()
+    turns = [Turn(f"S1:{k}", "AB"[k % 2], f"I adopted a cat named Tom number {k}.") for k in range(1, 9)]
+    triples = [Triple("A", "adopt", f"cat {k}", turn_id=f"S1:{k}", session=1) for k in (1, 7)]
+    whole = scorer.score(triples, turns)
+    scorer.window = 40  # eight ~12-token turns: four windows, two of them read
+    windowed = scorer.score(triples, turns)
+    assert whole.attention.size and not windowed.attention.size  # the windowed path was taken
+    assert max(windowed.weights) == pytest.approx(1.0) and all(0 <= w <= 1 for w in windowed.weights)
+
+
+# --------------------------------------------------------------------------- notebooks
+
+def test_a_failing_notebook_cell_is_one_line(tmp_path):
+    """Sweep F07: papermill's exception carried the kernel's whole traceback (41 lines)."""
+    import nbformat
+
+    from glong_lib.notebook_runner import run_notebooks
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("raise ValueError('boom')")]
+    (tmp_path / "books").mkdir()
+    nbformat.write(nb, str(tmp_path / "books" / "07_fails.ipynb"))
+    with pytest.raises(DataError) as info:
+        run_notebooks(folder=tmp_path / "books", out=tmp_path / "out", log=lambda *_: None)
+    assert "\n" not in str(info.value)
+    assert str(info.value).startswith("07_fails.ipynb: cell 2 failed: ValueError: boom")
+
+
+def test_a_cache_folder_that_cannot_be_created_is_one_line(tmp_path, monkeypatch):
+    """Sweep F02: GLONG_CACHE read-only (PermissionError from mkdir; root ignores modes, so the
+    error is raised here rather than by chmod)."""
+    from glong_lib.models import cache_dir
+
+    def refuse(self, *_, **__):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "ro"))
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    with pytest.raises(DataError, match="Operation not permitted.*set GLONG_CACHE to a writable folder"):
+        cache_dir("models")
+
+
+def test_an_unmarked_adapter_in_the_cache_is_marked_once_loaded(tmp_path, monkeypatch):
+    """Adapters trained before markers existed are checked from their first load on; an adapter
+    folder of the user's (outside the cache) is never written to."""
+    from glong_lib.extraction.inference import _mark_cached_adapter
+
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+    cached, users = tmp_path / "cache" / "extractor" / "offline-x", tmp_path / "mine"
+    for folder in (cached, users):
+        folder.mkdir(parents=True)
+        (folder / "adapter_model.safetensors").write_bytes(b"weights")
+        _mark_cached_adapter(folder)
+    assert (cached / ARTIFACT_MARKER).is_file() and not (users / ARTIFACT_MARKER).exists()
+    (cached / "adapter_model.safetensors").write_bytes(b"damaged")
+    with pytest.raises(DataError, match="cached adapter is damaged"):
+        verify_artifact(cached, "adapter")
+
+
+def test_bench_memory_long_session_loads_with_the_asked_triples(tmp_path):
+    """The memory benchmark's input (the benchmark itself loads the salience model: not run here)."""
+    from benchmarks.bench_memory import long_session
+    from glong_lib.loaders import load_conversation
+
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(long_session(7, every=3)))
+    conv = load_conversation(path)
+    assert len(conv.sessions) == 1 and len(conv.turns()) == 7
+    assert [t.id for t in conv.turns() if t.triples] == ["S1:1", "S1:4", "S1:7"]

@@ -1,0 +1,57 @@
+"""Cached salience readings: a session is read by the model once, a changed input is a new reading,
+a damaged entry is read again, and the probe evaluation weighs with it by default on the CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glong_lib.salience import score_conversation
+from glong_lib.salience.cache import CachedScorer
+from glong_lib.schema import Triple, Turn
+
+
+class CountingScorer:
+    """A stand-in source: the raw score of a triple is its object's length; counts its readings."""
+
+    name = "counting"
+
+    def __init__(self):
+        self.calls = 0
+
+    def score(self, triples, turns=None):
+        self.calls += 1
+        return type("R", (), {"raw": np.array([float(len(t.object)) for t in triples])})()
+
+
+TRIPLES = [Triple("Ana", "like", "tea", speaker="Ana", turn_id="S1:1", session=1),
+           Triple("Ana", "own", "a golden retriever", speaker="Ana", turn_id="S1:2", session=1)]
+TURNS = [Turn("S1:1", "Ana", "I like tea"), Turn("S1:2", "Ana", "I own a golden retriever")]
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+
+
+def test_a_session_is_read_once_and_gives_the_same_weights():
+    inner = CountingScorer()
+    cached = CachedScorer(inner)
+    first = cached.score(TRIPLES, TURNS).raw
+    again = CachedScorer(CountingScorer()).score(TRIPLES, TURNS).raw  # a new process, same readings
+    assert inner.calls == 1 and np.array_equal(first, again) and first.tolist() == [3.0, 18.0]
+    assert CachedScorer(cached) is cached
+    direct = score_conversation(TRIPLES, CountingScorer())
+    via_cache = score_conversation(TRIPLES, cached)
+    assert [t.weight for t in direct] == [t.weight for t in via_cache] == [pytest.approx(3 / 18), 1.0]
+
+
+def test_changed_turns_are_a_new_reading_and_a_damaged_entry_is_read_again(tmp_path):
+    inner = CountingScorer()
+    cached = CachedScorer(inner)
+    cached.score(TRIPLES, TURNS)
+    cached.score(TRIPLES, TURNS[:1])
+    assert inner.calls == 2
+    for entry in (tmp_path / "cache" / "salience").glob("*.json"):
+        entry.write_text("{not json")
+    assert cached.score(TRIPLES, TURNS).raw.tolist() == [3.0, 18.0] and inner.calls == 3
