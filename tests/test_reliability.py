@@ -240,3 +240,44 @@ def test_bench_memory_long_session_loads_with_the_asked_triples(tmp_path):
     conv = load_conversation(path)
     assert len(conv.sessions) == 1 and len(conv.turns()) == 7
     assert [t.id for t in conv.turns() if t.triples] == ["S1:1", "S1:4", "S1:7"]
+
+
+def test_damaged_weights_without_a_checksum_are_refused(tmp_path):
+    """Sweep F06: 4 KB of an unmarked adapter's weights overwritten in place loaded fine and gave 0
+    triples. Random bytes over float32 values give NaN or huge values, which the check refuses."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+
+    from glong_lib.extraction.inference import check_adapter_weights
+
+    path = tmp_path / "adapter_model.safetensors"
+    save_file({"lora_A.weight": torch.full((64, 64), 0.01), "lora_B.weight": torch.full((64, 64), -0.02)}, str(path))
+    check_adapter_weights(tmp_path)  # intact: passes
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 4096] = np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes()
+    path.write_bytes(bytes(data))
+    with pytest.raises(DataError, match=f"adapter weights are damaged .*delete {tmp_path}$"):
+        check_adapter_weights(tmp_path)
+
+
+def test_an_adapter_that_finds_nothing_in_the_canary_is_refused(tmp_path):
+    """The second guard for unmarked adapters: a plain statement must give a triple."""
+    from glong_lib.extraction.inference import CANARY, check_canary
+
+    class Silent:
+        adapter_dir = tmp_path
+
+        def __init__(self, found):
+            self.found, self.asked = found, []
+
+        def extract(self, utterances, speakers=None, progress=True):
+            self.asked.append(list(utterances))
+            return [self.found for _ in utterances]
+
+    working = Silent([Triple("Maya", "adopted", "cat")])
+    check_canary(working)
+    assert working.asked == [[CANARY]]
+    with pytest.raises(DataError, match=f"finds no triple .*delete {tmp_path}$"):
+        check_canary(Silent([]))

@@ -191,7 +191,7 @@ def field_type(f):
     return number(type(default), meta.get("low"), meta.get("high"))
 
 
-def shown(value) -> str:
+def as_option_text(value) -> str:
     """A default as the command line writes it: ``(0.5, 0.3, 0.2)`` -> ``0.5,0.3,0.2``."""
     return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
 
@@ -206,7 +206,7 @@ def add_settings_options(parser, cls=RetrievalSettings, skip: tuple[str, ...] = 
         if f.name in skip:
             continue
         meta, flag = f.metadata, option_name(f)
-        common = dict(dest=f.name, default=None, help=f"{meta['help']} ({label}: {shown(f.default)})")
+        common = dict(dest=f.name, default=None, help=f"{meta['help']} ({label}: {as_option_text(f.default)})")
         if isinstance(f.default, bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
         elif meta.get("choices") is not None:

@@ -175,7 +175,7 @@ def run_eval(args) -> int:
         if not methods:
             raise DataError("no method left to evaluate (graph methods need the extractor)")
         result = evaluate_longmemeval(args.longmemeval, encoder, methods, ks, questions=args.conversations,
-                                      extractor=extractor, glong_params=params, checkpoint=checkpoint)
+                                      extractor=extractor, settings=settings, checkpoint=checkpoint)
     elif args.locomo:
         extractor = _extractor_or_none(args) if any(m in GRAPH_METHODS for m in methods) else None
         if extractor is None:

@@ -120,7 +120,7 @@ def evaluate_variants(path, encoder, variants: dict[str, tuple[str, RetrievalSet
 
 
 def evaluate_on_units(dialogues: Sequence[Conversation], units: Sequence[Conversation], inside: Sequence[QA],
-                      excluded: dict, encoder, variants: dict[str, tuple[str, dict]], ks: Sequence[int],
+                      excluded: dict, encoder, variants: dict[str, tuple[str, RetrievalSettings]], ks: Sequence[int],
                       extractor=None, extractor_name: Optional[str] = None, progress: bool = True,
                       checkpoint: Optional[Checkpoint] = None, keep_unextracted: bool = False) -> EvidenceEvaluation:
     """The run behind :func:`evaluate_variants` on data already loaded (LoCoMo, LongMemEval): triples

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..config import PAPER_RETRIEVAL, RetrievalSettings
 from ..io import Checkpoint
 from ..loaders import load_longmemeval
 from ..schema import QA, Conversation
@@ -27,11 +28,11 @@ def longmemeval_units(path, questions: Optional[int] = None) -> tuple[list[Conve
 
 def evaluate_longmemeval(path, encoder, methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10),
                          questions: Optional[int] = None, extractor=None, extractor_name: Optional[str] = None,
-                         glong_params: Optional[dict] = None, progress: bool = True,
+                         settings: Optional[RetrievalSettings] = None, progress: bool = True,
                          checkpoint: Optional[Checkpoint] = None) -> EvidenceEvaluation:
     """Hit@k (the paper's Recall@k), Recall@k and MRR@20 of ``methods`` on LongMemEval, all with the
-    same ``glong_params``; graph methods need the ``extractor``."""
+    same ``settings`` (default the paper's); graph methods need the ``extractor``."""
     convs, qas, excluded = longmemeval_units(path, questions)
-    variants = {m: (m, dict(glong_params or {})) for m in methods}
+    variants = {m: (m, settings or PAPER_RETRIEVAL) for m in methods}
     return evaluate_on_units(convs, convs, qas, excluded, encoder, variants, ks, extractor, extractor_name,
                              progress, checkpoint)

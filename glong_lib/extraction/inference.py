@@ -192,6 +192,9 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
     if not (adapter / "adapter_config.json").is_file():
         raise DataError("not a LoRA adapter folder (no adapter_config.json)", path=adapter)
     verify_artifact(adapter, "adapter")  # weights damaged in place load fine and extract nothing
+    marked = (adapter / ARTIFACT_MARKER).is_file()
+    if not marked:
+        check_adapter_weights(adapter)
     import warnings
 
     from peft import PeftModel
@@ -208,9 +211,48 @@ def load_extractor(profile: Union[str, Profile] = "offline", adapter: Optional[P
 
             model = model.to(torch.bfloat16)
     relations = read_training_log(adapter).get("relations")
-    _mark_cached_adapter(adapter)
-    return TripleExtractor(tok, model, name="fine-tuned", adapter_dir=adapter, max_new_tokens=budget,
-                           relations=relations)
+    extractor = TripleExtractor(tok, model, name="fine-tuned", adapter_dir=adapter, max_new_tokens=budget,
+                                relations=relations)
+    if not marked:  # no checksum to trust: the adapter must still extract a plain statement
+        check_canary(extractor)
+        _mark_cached_adapter(adapter)
+    return extractor
+
+
+#: A statement every trained adapter turns into at least one triple (a shipped training pair's kind);
+#: an adapter with no checksum must pass it before use (see :func:`check_canary`).
+CANARY = "I adopted a cat named Tom last week."
+
+#: LoRA weights are small (|w| below 1 after training); random bytes written over a float32 tensor
+#: give values far beyond this, or NaN.
+MAX_ADAPTER_WEIGHT = 1e4
+
+
+def check_adapter_weights(adapter: Path) -> None:
+    """Refuse an adapter whose weights hold a NaN, an infinity or a value beyond
+    :data:`MAX_ADAPTER_WEIGHT`: bytes overwritten in place load without complaint and extract nothing
+    (sweep F06). Used for adapters without a checksum marker."""
+    from safetensors.torch import load_file
+
+    path = adapter / "adapter_model.safetensors"
+    if not path.is_file():
+        return  # an older .bin adapter: PEFT's own loader reports what it finds
+    with loading("adapter", str(adapter)):
+        tensors = load_file(str(path))
+    for name, w in tensors.items():
+        w = w.float()
+        if not bool(w.isfinite().all()) or float(w.abs().max()) > MAX_ADAPTER_WEIGHT:
+            raise DataError(f"adapter weights are damaged ({name} holds NaN, infinity or |w| > "
+                            f"{MAX_ADAPTER_WEIGHT:g}): delete {adapter}")
+
+
+def check_canary(extractor: "TripleExtractor") -> None:
+    """Refuse an adapter that finds no triple in :data:`CANARY` (one greedy call, about a second):
+    damaged weights, or an adapter trained for another prompt, would otherwise give 0 triples for
+    every turn without a word."""
+    if not extractor.extract([CANARY], ["Maya"], progress=False)[0]:
+        raise DataError(f"adapter finds no triple in {CANARY!r} (damaged, or trained for another prompt): "
+                        f"retrain it or delete {extractor.adapter_dir}")
 
 
 def _mark_cached_adapter(adapter: Path) -> None:
