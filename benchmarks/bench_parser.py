@@ -36,7 +36,8 @@ SHAPES = {
     "key: value run": lambda n: _repeat("subject: a, relation: b, object: c, ", n),
     "prose with brackets": lambda n: _repeat("see [1] and {note} ", n),
     "half objects": lambda n: "[" + _repeat("{'subject': 'i', 'relation': 'like', 'object': 'tea',", n),
-    "single quotes and apostrophes": lambda n: "[" + _repeat("{'subject': 'i', 'relation': 'like', 'object': 'Leo's tea'}, ", n) + "]",
+    "single quotes and apostrophes": lambda n: (
+        "[" + _repeat("{'subject': 'i', 'relation': 'like', 'object': 'Leo's tea'}, ", n) + "]"),
 }
 
 

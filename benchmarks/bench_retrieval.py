@@ -25,7 +25,8 @@ over every conversation; cached after) and 10-20 minutes warm.
     python -m benchmarks.bench_retrieval --quick --json retrieval.json
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_retrieval --skip-latency --conversations 1 --max-turns 200
     # answer-word coverage of the current adapter's triples beside an earlier adapter's (before/after)
-    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_retrieval --skip-latency --baseline-adapter ~/.cache/glong/extractor/offline-db4d32499ce4
+    OLD=~/.cache/glong/extractor/offline-db4d32499ce4
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_retrieval --skip-latency --baseline-adapter $OLD
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ def report(result, memory_from: str, seconds: float) -> dict:
         lo, hi = result.interval(name, "Hit@5")
         print(f"{name:<42}" + "".join(f"{m[f'Hit@{k}']:>8.3f}" for k in ks)
               + f"{f'[{lo:.3f}, {hi:.3f}]':>16}{m['Recall@5']:>10.3f}{m['MRR@20']:>8.3f}")
-        rows.append({"variant": name, **{k: round(v, 4) for k, v in m.items()}, "Hit@5 CI": [round(lo, 4), round(hi, 4)]})
+        rows.append({"variant": name, **{k: round(v, 4) for k, v in m.items()},
+                     "Hit@5 CI": [round(lo, 4), round(hi, 4)]})
     cats = result.by_category("Hit@5")
     n = cats.pop("n")
     print("\nHit@5 per category (" + ", ".join(f"{c}: {k}" for c, k in n.items()) + " questions)")

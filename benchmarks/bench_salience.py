@@ -48,8 +48,16 @@ from glong_lib.evaluation.metrics import bootstrap_mean
 from glong_lib.extraction.prompt import REAL_DATA_ENV
 from glong_lib.io import atomic_write_json, content_key
 from glong_lib.models import cache_dir, seed_everything
-from glong_lib.salience import (AGGREGATES, WHERE, DecoderSourceSettings, dialogue_text, dialogue_triple_ranges,
-                                layer_saliency, normalise_by_group, positions_in)
+from glong_lib.salience import (
+    AGGREGATES,
+    WHERE,
+    DecoderSourceSettings,
+    dialogue_text,
+    dialogue_triple_ranges,
+    layer_saliency,
+    normalise_by_group,
+    positions_in,
+)
 
 COVARIATES = ("position", "length", "frequency")
 BASELINES = ("uniform", "random", "length", "position", "frequency", "own summary overlap")

@@ -10,10 +10,11 @@ depends on generated replies, the gold reply enters the context), so it is cheap
     python -m benchmarks.bench_tokens --write-readme                    # ... written between its markers
 
 Each full run replaces its own entry (``samples`` or the MSC file's name) in ``data/results/bench_tokens.json``
-(aggregate counts only; ``--quick``, two sample conversations, leaves it alone). On real MSC the triples come from the offline extractor trained
-``--extractor-steps`` steps (default 80: the full 400-step adapter takes 18 minutes on 2 cores; the
-memory lines are a small share of G-Long's prompt, reported as "memory tok./reply"), or, with
-``--no-triples``, G-Long's memory stays empty: the upper bound of its saving, with no model run.
+(aggregate counts only; ``--quick``, two sample conversations, leaves it alone). On real MSC the triples
+come from the offline extractor trained ``--extractor-steps`` steps (default 80: the full 400-step adapter
+takes 18 minutes on 2 cores; the memory lines are a small share of G-Long's prompt, reported as
+"memory tok./reply"), or, with ``--no-triples``, G-Long's memory stays empty: the upper bound of its
+saving, with no model run.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def parse_args(argv=None):
     p.add_argument("--no-triples", action="store_true",
                    help="G-Long with an empty memory (no extractor run): an upper bound on its saving")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--results", type=Path, default=RESULT, help="the kept results file (default data/results/bench_tokens.json)")
+    p.add_argument("--results", type=Path, default=RESULT,
+                   help="the kept results file (default data/results/bench_tokens.json)")
     p.add_argument("--render", action="store_true", help="print the README block from --json and stop")
     p.add_argument("--write-readme", action="store_true", help="write the README block from --json and stop")
     return p.parse_args(argv)

@@ -52,7 +52,8 @@ class ExtractorSettings:
     max_steps: Optional[int] = None
     learning_rate: float = 2e-4
     batch_size: int = 8
-    max_new_tokens: int = 64    # greedy decoding budget (extraction.TripleExtractor): two triples take ~45 tokens of SmolLM2's
+    # greedy decoding budget (extraction.TripleExtractor): two triples take ~45 tokens of SmolLM2's
+    max_new_tokens: int = 64
     max_length: int = 256       # longest training example in tokens (the shipped pairs are under 120; tokenize_example)
     train_data: str = "shipped"  # "personaext": PersonaExt from the real-data folder when it is set
 

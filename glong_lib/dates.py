@@ -64,9 +64,10 @@ def resolve_date(text: str, said: datetime) -> Optional[str]:
     None when there is none.
 
     >>> said = datetime(2023, 6, 9, 10, 0)   # a Friday
-    >>> [resolve_date(t, said) for t in ("last week", "three days ago", "last Saturday", "next month",
-    ...                                   "a few weeks ago", "last year", "this Sunday")]
-    ['the week before 9 June 2023', '6 June 2023', '3 June 2023', 'July 2023', 'the week of 19 May 2023', '2022', '11 June 2023']
+    >>> [resolve_date(t, said) for t in ("last week", "three days ago", "last Saturday", "next month")]
+    ['the week before 9 June 2023', '6 June 2023', '3 June 2023', 'July 2023']
+    >>> [resolve_date(t, said) for t in ("a few weeks ago", "last year", "this Sunday")]
+    ['the week of 19 May 2023', '2022', '11 June 2023']
     """
     found = [(m.start(), m, kind) for rx, kind in _COMPILED for m in [rx.search(text or "")] if m]
     if not found:

@@ -562,7 +562,8 @@ def load_locomo_observations(path: PathLike) -> list[Conversation]:
             if units:
                 units.sort(key=lambda u: dialogue_position(u.id))
                 sessions.append(Session(session.index, units, session.seconds_since_previous, session.date))
-        conv = Conversation(cid, dialogues[cid].speakers, _regap(sessions, dialogues[cid]), source="locomo-observations")
+        conv = Conversation(cid, dialogues[cid].speakers, _regap(sessions, dialogues[cid]),
+                            source="locomo-observations")
         out.append(_check_conversation(conv, path, w))
     return out
 

@@ -3,8 +3,8 @@
 No encoder-decoder checkpoint can be installed offline, so the ``offline`` profile trains its
 own with transformers' ``Seq2SeqTrainer`` and caches it (key: config + data hash + steps):
 
-* ``arch="t5"``: a small T5 (``T5Config``, ``SummarizerConfig``'s sizes: 2 layers, d_model 128) trained from scratch, with
-  the bundled MiniLM's fast WordPiece tokenizer (offsets are needed for the triple spans).
+* ``arch="t5"``: a small T5 (``T5Config``, ``SummarizerConfig``'s sizes: 2 layers, d_model 128) trained from
+  scratch, with the bundled MiniLM's fast WordPiece tokenizer (offsets are needed for the triple spans).
 * ``arch="minilm-ed"``: an ``EncoderDecoderModel`` warm-started from MiniLM on both sides; its
   cross-attention starts untrained (``freeze=True`` trains only the cross-attention and the head).
 
@@ -234,7 +234,8 @@ def train_summarizer(config: SummarizerConfig, examples, out_dir: Path, progress
         learning_rate=config.learning_rate, warmup_steps=config.warmup_steps, weight_decay=0.01,
         logging_steps=max(1, config.steps // 20), save_strategy="no", report_to="none", seed=config.seed,
         use_cpu=choose_device() == "cpu", dataloader_num_workers=0, disable_tqdm=not progress)
-    trainer = Seq2SeqTrainer(model=model, args=args, train_dataset=Dataset.from_list(encode_examples(examples, tok, config)),
+    trainer = Seq2SeqTrainer(model=model, args=args,
+                             train_dataset=Dataset.from_list(encode_examples(examples, tok, config)),
                              data_collator=DataCollatorForSeq2Seq(tok, model=model, label_pad_token_id=-100))
     start = time.perf_counter()
     result = trainer.train()
@@ -257,7 +258,8 @@ def offline_summarizer_dir(smoke: bool = False, config: Optional[SummarizerConfi
     examples = training_examples(train, config.inputs, config.permutations, config.seed)
     if real_data is not None:
         examples += training_examples(real_summary_pairs(real_data), ["dialogue"])
-    key = hashlib.sha256(json.dumps([asdict(config), data_hash(examples), TRAINING_CODE_VERSION]).encode()).hexdigest()[:12]
+    key = hashlib.sha256(
+        json.dumps([asdict(config), data_hash(examples), TRAINING_CODE_VERSION]).encode()).hexdigest()[:12]
     out = cache_dir("summarizer") / f"{config.arch}-{config.steps}steps-{key}"
     if not (out / "meta.json").is_file():
         train_summarizer(config, examples, out, progress=progress)

@@ -11,7 +11,6 @@ from dataclasses import replace
 
 import pytest
 
-from glong_lib.config import PAPER_RETRIEVAL
 from glong_lib.agent import (
     METHODS,
     BM25RAGAgent,
@@ -22,6 +21,7 @@ from glong_lib.agent import (
     TripleSource,
     make_agents,
 )
+from glong_lib.config import PAPER_RETRIEVAL
 from glong_lib.errors import DataError
 from glong_lib.generation import NO_MEMORIES, MemoryEchoGenerator
 from glong_lib.loaders import load_conversation
@@ -31,8 +31,10 @@ from glong_lib.schema import Conversation, Session, Triple, Turn
 
 def _conv():
     s1 = Session(1, [Turn("S1:1", "Maya", "I adopted a cat named Miso.", [Triple("Maya", "has_pet", "cat Miso")]),
-                     Turn("S1:2", "Leo", "I teach fifth grade in Beaverton.", [Triple("Leo", "has_profession", "teacher")]),
-                     Turn("S1:3", "Maya", "I work night shifts at the hospital.", [Triple("Maya", "works_at", "hospital")]),
+                     Turn("S1:2", "Leo", "I teach fifth grade in Beaverton.",
+                          [Triple("Leo", "has_profession", "teacher")]),
+                     Turn("S1:3", "Maya", "I work night shifts at the hospital.",
+                          [Triple("Maya", "works_at", "hospital")]),
                      Turn("S1:4", "Leo", "Nights sound brutal.")])
     s2 = Session(2, [Turn("S2:1", "Maya", "Miso the cat knocked my coffee over."),
                      Turn("S2:2", "Leo", "Classic cat behaviour!")], seconds_since_previous=86400)

@@ -68,7 +68,8 @@ def test_sibling_imports_inside_functions_only_in_the_command_line():
         for fn in ast.walk(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for node in ast.walk(fn):
-                    if isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").startswith("glong_lib")):
+                    if isinstance(node, ast.ImportFrom) and (node.level > 0
+                                                             or (node.module or "").startswith("glong_lib")):
                         offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
 

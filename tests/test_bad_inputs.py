@@ -58,12 +58,14 @@ FILES = {  # name -> content (str or bytes) written into the work folder before 
     "triples_other_conv.jsonl": json.dumps({"conversation": "zzz", "turn_id": "S1:1", "triples": []}) + "\n",
     "triples_bad_turn.jsonl": json.dumps({"conversation": "c01", "turn_id": "nope", "triples": []}) + "\n",
     "triples_not_list.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "triples": "x"}) + "\n",
-    "triples_bad_triple.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "triples": [{"subject": 1}]}) + "\n",
+    "triples_bad_triple.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1",
+                                            "triples": [{"subject": 1}]}) + "\n",
     "triples_weight_str.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "triples": [
         {"subject": "a", "relation": "r", "object": "b", "weight": "high"}]}) + "\n",
     "triples_weight_big.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "triples": [
         {"subject": "a", "relation": "r", "object": "b", "weight": 7}]}) + "\n",
-    "triples_weight_nan.jsonl": '{"conversation": "c01", "turn_id": "S1:1", "triples": [{"subject": "a", "relation": "r", "object": "b", "weight": NaN}]}\n',
+    "triples_weight_nan.jsonl": ('{"conversation": "c01", "turn_id": "S1:1", "triples": '
+                                 '[{"subject": "a", "relation": "r", "object": "b", "weight": NaN}]}\n'),
     "triples_weights_len.jsonl": json.dumps({"conversation": "c01", "turn_id": "S1:1", "weights": [1, 2], "triples": [
         {"subject": "a", "relation": "r", "object": "b"}]}) + "\n",
     "triples_array_line.jsonl": "[1, 2]\n",

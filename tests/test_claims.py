@@ -9,7 +9,6 @@ import json
 import re
 
 import pytest
-
 from testdata import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

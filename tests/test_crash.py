@@ -59,17 +59,19 @@ def test_sigkill_of_glong_build_keeps_the_previous_memory_or_the_new_one(tmp_pat
     conv1, conv2 = DATA / "conversations" / "c01.json", DATA / "conversations" / "c02.json"
     folder = tmp_path / "mem"
     glong = [sys.executable, "-m", "glong_lib.cli"]
-    subprocess.run(glong + ["build", str(conv1), "--gold", "--no-salience", "--out", str(folder)], check=True, capture_output=True)
+    subprocess.run(glong + ["build", str(conv1), "--gold", "--no-salience", "--out", str(folder)], check=True,
+                   capture_output=True)
     old = _edges(folder)
     start = time.perf_counter()
-    subprocess.run(glong + ["build", str(conv2), "--gold", "--no-salience", "--out", str(tmp_path / "probe")], check=True,
-                   capture_output=True)
+    subprocess.run(glong + ["build", str(conv2), "--gold", "--no-salience", "--out", str(tmp_path / "probe")],
+                   check=True, capture_output=True)
     full = time.perf_counter() - start
     new = _edges(tmp_path / "probe")
     rng = random.Random(1)
     seen = []
     for _ in range(4):
-        subprocess.run(glong + ["build", str(conv1), "--gold", "--no-salience", "--out", str(folder)], check=True, capture_output=True)
+        subprocess.run(glong + ["build", str(conv1), "--gold", "--no-salience", "--out", str(folder)], check=True,
+                       capture_output=True)
         child = subprocess.Popen(glong + ["build", str(conv2), "--gold", "--no-salience", "--out", str(folder)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.6, 1.05) * full)

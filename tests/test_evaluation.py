@@ -49,7 +49,8 @@ def test_bleu_published_nltk_example():
     # NLTK's documented sentence_bleu example (nltk.translate.bleu_score docstring): 0.5045...
     hyp = ("It is a guide to action which ensures that the military always obeys the commands of the party")
     refs = ["It is a guide to action that ensures that the military will forever heed Party commands",
-            "It is the guiding principle which guarantees the military forces always being under the command of the Party",
+            "It is the guiding principle which guarantees the military forces always being under the command "
+            "of the Party",
             "It is the practical guide for the army always to heed the directions of the party"]
     assert bleu_scores(hyp, refs, lowercase=False)["b4"] == pytest.approx(0.5045666840058485, abs=1e-9)
 

@@ -310,7 +310,8 @@ def test_messages_and_target():
 def test_cache_key_tracks_what_changes_the_adapter():
     pairs = _pairs(20)
     base = ex.train_settings(pairs, "offline")
-    assert base.max_steps == get_profile("offline").extractor.max_steps == 400 and base.key() == ex.train_settings(pairs, "offline").key()
+    assert base.max_steps == get_profile("offline").extractor.max_steps == 400
+    assert base.key() == ex.train_settings(pairs, "offline").key()
     assert ex.train_settings(pairs, get_profile("offline").smoke()).max_steps == SMOKE_STEPS
     changed = [ex.train_settings(pairs, "offline", max_steps=10), ex.train_settings(_pairs(21), "offline"),
                ex.train_settings(pairs, "hub"), ex.train_settings(pairs, "offline", seed=1),
@@ -506,7 +507,8 @@ def test_collect_and_scan_by_hand():
                                          ("relation", "has"), ("object", "c")]) == [
         {"subject": "i", "relation": "like", "object": "a"}, {"subject": "i", "relation": "like", "object": "b"},
         {"subject": "i", "relation": "has", "object": "c"}]
-    assert (ex.parsing._clean_value("  "), ex.parsing._clean_value(True), ex.parsing._clean_value(5)) == (None, None, "5")
+    assert (ex.parsing._clean_value("  "), ex.parsing._clean_value(True),
+            ex.parsing._clean_value(5)) == (None, None, "5")
 
 
 def test_paper_profile_trains_on_personaext_when_the_real_data_is_set(tmp_path, monkeypatch):

@@ -75,12 +75,14 @@ def test_event_pairs_keep_the_phrase_and_leave_the_date_to_the_memory():
 
     pairs = [p for p in loaders.load_triple_pairs(DATA / "triple_pairs.jsonl") if p.id.startswith("te")]
     events = [t for p in pairs for t in p.triples
-              if t.relation in {"attended", "visited", "did", "made", "received", "started", "met", "bought", "achieved"}]
+              if t.relation in {"attended", "visited", "did", "made", "received", "started", "met", "bought",
+                                "achieved"}]
     assert len(pairs) >= 150 and len(events) >= 100 and any(not p.triples for p in pairs)
     assert mean(len(t.object.split()) for t in events) >= 3  # the whole phrase, not a keyword
     said = datetime(2023, 5, 8, 12, 0)
     assert not [t.object for p in pairs for t in p.triples if resolve_date(t.object, said)]  # no "yesterday" in objects
-    assert sum(resolve_date(p.utterance, said) is not None for p in pairs) >= len(pairs) // 3  # dates come from the sentence
+    # dates come from the sentence
+    assert sum(resolve_date(p.utterance, said) is not None for p in pairs) >= len(pairs) // 3
 
 
 SAMPLE_FILES = sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".jsonl") and "results" not in p.parts)
@@ -93,7 +95,8 @@ FOREIGN_SHAPES = {"locomo_standin.json": "locomo"}
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
 def test_inspect_every_sample_file(path):
     stats = inspect_file(path)
-    assert stats["format"] == FOREIGN_SHAPES[path.name] if path.name in FOREIGN_SHAPES else stats["format"].startswith("glong-")
+    assert (stats["format"] == FOREIGN_SHAPES[path.name] if path.name in FOREIGN_SHAPES
+            else stats["format"].startswith("glong-"))
 
 
 def test_locomo_stand_in_loads_as_locomo_with_observations_and_evidence():

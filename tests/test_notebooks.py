@@ -72,7 +72,8 @@ def test_notebooks_are_collected():
 @pytest.mark.parametrize("book", NOTEBOOKS, ids=lambda p: p.stem)
 def test_committed_notebook_is_a_real_run(book):
     """Committed notebooks carry outputs: every code cell executed, in order, none with an error."""
-    cells = [c for c in json.loads(book.read_text())["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    cells = [c for c in json.loads(book.read_text())["cells"]
+             if c["cell_type"] == "code" and "".join(c["source"]).strip()]
     counts = [c["execution_count"] for c in cells]
     assert None not in counts, f"{book.name}: unexecuted cells"
     assert counts == sorted(counts), f"{book.name}: cells not run top to bottom"

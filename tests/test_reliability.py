@@ -84,7 +84,8 @@ def test_garbage_config_and_the_offline_hub_are_one_line(tmp_path):
     with pytest.raises(DataError, match="cached adapter is damaged \\(JSONDecodeError"):
         with loading("adapter", str(tmp_path)):
             json.loads("{garbage")
-    with pytest.raises(WeightsUnavailable, match="cannot load model 'org/name' from the Hugging Face hub.*--profile offline"):
+    with pytest.raises(WeightsUnavailable,
+                       match="cannot load model 'org/name' from the Hugging Face hub.*--profile offline"):
         with loading("model", "org/name"):
             raise OSError("We couldn't connect to 'https://huggingface.co'")
     with pytest.raises(DataError, match="needs"):  # a one-line error of ours passes through unchanged

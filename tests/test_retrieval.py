@@ -241,7 +241,8 @@ def test_evaluate_evidence_by_hand():
     assert (m["Hit@1"], m["Hit@3"], m["Recall@1"], m["Recall@3"], m["Recall@5"]) == (0.5, 1.0, 0.5, 0.75, 1.0)
     assert m["MRR@20"] == pytest.approx(2 / 3) and m["questions"] == 2
     assert ev.recall_curve("fixed") == ([1, 3, 5], [0.5, 0.75, 1.0])
-    assert ev.by_category("Recall@3") == {"fixed": {"multi-hop": 0.5, "single-hop": 1.0}, "n": {"multi-hop": 1, "single-hop": 1}}
+    assert ev.by_category("Recall@3") == {"fixed": {"multi-hop": 0.5, "single-hop": 1.0},
+                                          "n": {"multi-hop": 1, "single-hop": 1}}
     assert ev.interval("fixed", "Hit@1") == (0.0, 1.0)
     same = ev.compare("fixed", "fixed", "Recall@3")
     assert (same["mean_diff"], same["ci_low"], same["ci_high"]) == (0.0, 0.0, 0.0)
@@ -340,7 +341,8 @@ def test_figures(memory):
 
     from glong_lib.viz.retrieval import draw_retrieval, plot_recall_curves, plot_rerank_terms
 
-    trace = R.AssociativeRetriever(memory, settings(k=2), update_access=False).retrieve("Maya denver", now_s=2000.0).trace
+    trace = R.AssociativeRetriever(memory, settings(k=2), update_access=False).retrieve("Maya denver",
+                                                                                         now_s=2000.0).trace
     fig = plot_rerank_terms(trace)
     assert len(fig.axes[0].patches) == 3 * len(trace.pool)  # three stacked terms per candidate
     widths = [p.get_width() for p in fig.axes[0].patches]
@@ -419,7 +421,8 @@ def test_dedup_keeps_the_first_of_a_repeated_fact():
     first, again, other = m.add_triples([T("Ana", "likes", "tea", "S1:1"), T("Ana", "likes", "tea", "S2:1"),
                                          T("Ana", "likes", "jazz", "S2:2")], time_s=0.0)
     on = R.AssociativeRetriever(m, settings(k=3), update_access=False).retrieve("Ana likes tea", now_s=0.0)
-    off = R.AssociativeRetriever(m, settings(k=3, dedup=False), update_access=False).retrieve("Ana likes tea", now_s=0.0)
+    off = R.AssociativeRetriever(m, settings(k=3, dedup=False), update_access=False).retrieve("Ana likes tea",
+                                                                                               now_s=0.0)
     assert set(on.trace.candidates) == {first, other} and set(off.trace.candidates) == {first, again, other}
 
 
@@ -470,7 +473,8 @@ LOCOMO_FIXTURE = {
         "session_2_observation": {"Bo": [["Bo had a violin recital that went well.", "D2:1"]]},
     },
     "qa": [{"question": "What is the name of Ana's cat?", "answer": "Miso", "evidence": ["D1:3"], "category": 4},
-           {"question": "What instrument does Bo play?", "answer": "violin", "evidence": ["D1:2", "D2:1"], "category": 1}],
+           {"question": "What instrument does Bo play?", "answer": "violin", "evidence": ["D1:2", "D2:1"],
+            "category": 1}],
 }
 
 
@@ -531,7 +535,8 @@ def test_answer_coverage_counts_what_triples_keep():
 
     conv = Conversation("c", ["Ana"], [Session(1, [Turn("D1:1", "Ana", "My cat is called Miso"),
                                                    Turn("D1:2", "Ana", "I play the violin")])])
-    qs = [QA("c", "cat's name?", "Miso", ["D1:1"], "single-hop"), QA("c", "instrument?", "violin", ["D1:2"], "single-hop")]
+    qs = [QA("c", "cat's name?", "Miso", ["D1:1"], "single-hop"),
+          QA("c", "instrument?", "violin", ["D1:2"], "single-hop")]
     triples = {"c": [Triple("Ana", "have_pet", "cat", turn_id="D1:1"), Triple("Ana", "play", "violin", turn_id="D1:2")]}
     assert answer_coverage(qs, [conv], triples) == {"evidence turns": 2, "units": 1.0, "triples": 0.5,
                                                     "triples + date": 0.5}

@@ -241,7 +241,8 @@ def test_offline_smoke_summarizer_trains_caches_and_scores(tmp_path, monkeypatch
     _, test = Z.split_summary_pairs(Z.shipped_summary_pairs())
     ev = SE.evaluate_salience(scorer, test[:3], progress=False)
     assert len(ev.labels) == sum(len(p.triples) for p in test[:3])
-    assert {r["method"] for r in ev.auc_table()} >= {"summarizer attention", "uniform", "random (mean of 200 draws)", "length only"}
+    assert {r["method"] for r in ev.auc_table()} >= {"summarizer attention", "uniform", "random (mean of 200 draws)",
+                                                     "length only"}
 
 
 def test_split_is_seeded_and_disjoint():

@@ -13,10 +13,10 @@ import pytest
 
 from glong_lib.cli import build_parser
 from glong_lib.commands.common import option_name
-from glong_lib.config import PAPER_RETRIEVAL, RETRIEVAL_PRESETS, PROFILES, RetrievalSettings, retrieval_preset
+from glong_lib.config import PAPER_RETRIEVAL, PROFILES, RETRIEVAL_PRESETS, RetrievalSettings, retrieval_preset
 from glong_lib.errors import DataError
-from glong_lib.retrieval import AssociativeRetriever
 from glong_lib.memory import GraphMemory, HashEncoder
+from glong_lib.retrieval import AssociativeRetriever
 
 FIELDS = {f.name: f for f in fields(RetrievalSettings)}
 

@@ -20,9 +20,9 @@ import platform
 import time
 from pathlib import Path
 
+from ..config import with_overrides
 from ..errors import DataError
 from ..io import atomic_write_text, check_output_file, data_path
-from ..config import with_overrides
 from .common import add_profile_option, checkpoint_from, finite_json, number, print_table, profile_from
 
 #: The two prompt variants of ``--variants`` (their names in the tables).
@@ -60,8 +60,10 @@ def register(sub) -> None:
 
     p = sub.add_parser("eval-msc", help="response generation over sessions: BLEU/ROUGE-L, prompt tokens, cost")
     p.add_argument("--msc", type=Path, default=None,
-                   help="conversations: a folder of sample *.json, or MSC msc4_valid.jsonl (default: data/conversations)")
-    p.add_argument("--conversations", type=number(int, 1), default=None, help="evaluate N conversations, sampled with --seed")
+                   help="conversations: a folder of sample *.json, or MSC msc4_valid.jsonl "
+                        "(default: data/conversations)")
+    p.add_argument("--conversations", type=number(int, 1), default=None,
+                   help="evaluate N conversations, sampled with --seed")
     p.add_argument("--seed", type=number(int, 0), default=42, help="sampling seed (default 42)")
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=ALL_METHODS, metavar="METHOD",
                    help=f"any of: {' '.join(ALL_METHODS)} (default: all but glong-no-rerank, the paper's Table 14)")
@@ -76,7 +78,8 @@ def register(sub) -> None:
                         "auto = gold when every conversation has them")
     p.add_argument("--no-salience", action="store_true", help="weights 1.0 instead of the salience scorer (Eq. 1-3)")
     p.add_argument("--extractor-steps", type=number(int, 1), default=None,
-                   help="--triples model: train the extractor N steps instead of the profile's (a quicker, weaker adapter)")
+                   help="--triples model: train the extractor N steps instead of the profile's "
+                        "(a quicker, weaker adapter)")
     p.add_argument("--scope", choices=("session", "dialogue"), default="session",
                    help="Eq. 3's maximum: each session's (paper) or every session's so far (reference code)")
     p.add_argument("--generator", choices=("local", "openai", "echo", "tokens"), default="local",
@@ -103,7 +106,8 @@ def register(sub) -> None:
                    help="also the smoothed Table 1, paired differences with 95%% intervals, reply health, "
                         "and G-Long against long context")
     p.add_argument("--price-in", type=number(float, 0), default=0.15, help="$ per 1M input tokens (gpt-4o-mini: 0.15)")
-    p.add_argument("--price-out", type=number(float, 0), default=0.60, help="$ per 1M output tokens (gpt-4o-mini: 0.60)")
+    p.add_argument("--price-out", type=number(float, 0), default=0.60,
+                   help="$ per 1M output tokens (gpt-4o-mini: 0.60)")
     p.add_argument("--out", type=Path, default=None, help="also write every reply and score to this JSON file")
     p.add_argument("--checkpoint", type=Path, default=None,
                    help="append each finished (conversation, method) to this JSON-lines file")

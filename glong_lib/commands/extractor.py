@@ -15,7 +15,8 @@ def register(sub) -> None:
     t.add_argument("--data", type=Path, default=None,
                    help="training pairs: the shipped data/triple_pairs.jsonl (default) or a PersonaExt file")
     t.add_argument("--max-steps", type=number(int, 1), default=None,
-                   help=f"training steps (default: the profile's, e.g. {PROFILES['offline'].extractor.max_steps} for offline)")
+                   help="training steps (default: the profile's, "
+                        f"e.g. {PROFILES['offline'].extractor.max_steps} for offline)")
     t.add_argument("--max-train", type=number(int, 1), default=None, help="use at most this many training utterances")
     t.add_argument("--out", type=Path, required=True, help="folder for the LoRA adapter")
     t.add_argument("--seed", type=number(int, 0), default=42)

@@ -17,16 +17,19 @@ from .common import add_profile_option, print_table, profile_from
 def register(sub) -> None:
     b = sub.add_parser("build", help="build a graph memory from a conversation file")
     b.add_argument("input", help="a conversation file (this project's JSON, MSC, LoCoMo, ...)")
-    b.add_argument("--out", required=True, type=Path, help="memory folder to write (atomically; other files in it are kept)")
+    b.add_argument("--out", required=True, type=Path,
+                   help="memory folder to write (atomically; other files in it are kept)")
     b.add_argument("--conversation", default=None, help="id of the conversation to use (default: the first)")
     src = b.add_mutually_exclusive_group()
     src.add_argument("--triples", type=Path, default=None,
                      help="a `glong extract`/`glong score` JSONL (one object per turn) instead of running models")
-    src.add_argument("--gold", action="store_true", help="use the gold triples in INPUT (weighed by the salience scorer unless --no-salience)")
+    src.add_argument("--gold", action="store_true",
+                     help="use the gold triples in INPUT (weighed by the salience scorer unless --no-salience)")
     b.add_argument("--policy", default="append", choices=POLICIES, help="changed facts: keep all, or supersede")
     b.add_argument("--scope", default="session", choices=["session", "dialogue"],
                    help="salience normalisation scope when scoring here (default: session, the paper)")
-    b.add_argument("--no-salience", action="store_true", help="keep uniform weights (1.0): no salience scorer is loaded")
+    b.add_argument("--no-salience", action="store_true",
+                   help="keep uniform weights (1.0): no salience scorer is loaded")
     b.add_argument("--json", action="store_true", help="print the statistics as JSON")
     b.add_argument("--force", action="store_true",
                    help="replace a non-empty memory in --out even when the new one is empty")

@@ -53,7 +53,8 @@ def register(sub) -> None:
                    help="the conversations the probes refer to (default: the shipped samples)")
     e.add_argument("--methods", default=None,
                    help="comma-separated, from glong,flat,dense,bm25,ppr,dense-turns,bm25-turns "
-                        "(default: glong,flat,dense,bm25,ppr, plus dense-turns,bm25-turns for --memory-from observations)")
+                        "(default: glong,flat,dense,bm25,ppr, "
+                        "plus dense-turns,bm25-turns for --memory-from observations)")
     e.add_argument("--memory-from", choices=("turns", "observations"), default="turns",
                    help="LoCoMo: build the memory from the dialogue turns or from its observation sentences")
     add_preset_option(e, "paper for the probes; on LoCoMo recommended for observations, recommended-turns for turns")
@@ -194,8 +195,10 @@ def run_eval(args) -> int:
             from ..salience import load_scorer
 
             scorer = load_scorer(args.profile)
-        result = evaluate_probes(load_probes(data_path("probes.jsonl") if args.probes == SHIPPED else Path(args.probes)), load_conversations(args.conversations_dir or data_path("conversations")), encoder,
-                                 methods, ks, scorer=scorer, settings=settings, checkpoint=checkpoint)
+        probes = load_probes(data_path("probes.jsonl") if args.probes == SHIPPED else Path(args.probes))
+        conversations = load_conversations(args.conversations_dir or data_path("conversations"))
+        result = evaluate_probes(probes, conversations, encoder, methods, ks, scorer=scorer, settings=settings,
+                                 checkpoint=checkpoint)
     if args.json:
         print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks)}, as_json=True)
         return 0

@@ -258,7 +258,8 @@ def make_retrievers(methods: Sequence[str], memory_for: Callable[[Conversation, 
 
 def make_variant_retrievers(variants: dict[str, tuple[str, RetrievalSettings]],
                             memory_for: Callable[[Conversation, Optional[int]], Any], encoder,
-                            depth: int = PAPER_RETRIEVAL.k, raw: Optional[dict[str, Conversation]] = None) -> dict[str, Callable]:
+                            depth: int = PAPER_RETRIEVAL.k,
+                            raw: Optional[dict[str, Conversation]] = None) -> dict[str, Callable]:
     """Factories ``f(conversation, asked_in_session) -> retriever`` for :func:`evaluate_evidence`, one
     per variant ``{name: (method, settings)}`` (a method of :data:`METHODS` and the
     ``RetrievalSettings`` of G-Long, ``flat`` and PPR).

@@ -103,7 +103,8 @@ def grounded(triple: Triple, turns: Sequence[Turn], speakers: Sequence[str] = ()
     and they are rarely in a summary either.
 
     >>> turns = [Turn("T1", "Ann", "I adopted a kitten.")]
-    >>> grounded(Triple("Ann", "have_pet", "kitten"), turns, ["Ann"]), grounded(Triple("Ann", "have_pet", "cat"), turns, ["Ann"])
+    >>> (grounded(Triple("Ann", "have_pet", "kitten"), turns, ["Ann"]),
+    ...  grounded(Triple("Ann", "have_pet", "cat"), turns, ["Ann"]))
     (True, False)
     """
     names = {w for s in speakers for w in content_stems(s)}
@@ -120,8 +121,8 @@ def triple_covariates(triples: Sequence[Triple], turns: Sequence[Turn], own_summ
     * ``own summary overlap``: share of the triple's content stems in the model's own summary.
 
     >>> turns = [Turn("T1", "A", "I love tea."), Turn("T2", "B", "Tea is fine.")]
-    >>> cov = triple_covariates([Triple("A", "like", "tea", turn_id="T1"), Triple("B", "like", "coffee beans", turn_id="T2")],
-    ...                         turns, "A loves tea.")
+    >>> cov = triple_covariates([Triple("A", "like", "tea", turn_id="T1"),
+    ...                          Triple("B", "like", "coffee beans", turn_id="T2")], turns, "A loves tea.")
     >>> {k: v.round(2).tolist() for k, v in cov.items()}
     {'position': [1.0, 0.5], 'length': [3.0, 4.0], 'frequency': [2.0, 0.0], 'own summary overlap': [1.0, 0.0]}
     """
@@ -223,7 +224,8 @@ def added_value(train: dict[str, np.ndarray], test: dict[str, np.ndarray], covar
     rng = np.random.default_rng(seed)
     boots = [diff[rng.integers(0, len(diff), len(diff))].mean() for _ in range(n)]
     low, high = np.percentile(boots, [2.5, 97.5])
-    result["added"] = {"value": round(float(diff.mean()), 4), "low": round(float(low), 4), "high": round(float(high), 4)}
+    result["added"] = {"value": round(float(diff.mean()), 4),
+                       "low": round(float(low), 4), "high": round(float(high), 4)}
     return result
 
 

@@ -50,7 +50,8 @@ def rouge_report(tokenizer, model, test: Sequence[SummaryPair], train: Sequence[
     fixed sentence from the training summaries."""
     refs = [p.summary for p in test]
     fixed = best_fixed_summary(train)
-    rows = [{"summarizer input": "fixed sentence (baseline)", "ROUGE-L": round(mean_rouge_l([fixed] * len(refs), refs), 3)}]
+    rows = [{"summarizer input": "fixed sentence (baseline)",
+             "ROUGE-L": round(mean_rouge_l([fixed] * len(refs), refs), 3)}]
     for name in inputs:
         sources = [s for s, _ in training_examples(test, [name])]
         hyps = generate_summaries(tokenizer, model, sources, progress=progress)

@@ -237,7 +237,8 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
         args = training_arguments(settings, scratch, total_steps, eval_every, dev_ds is not None, profile, device)
         collator = DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100)
         relations = sorted({t.relation for p in pairs for t in p.triples})
-        callbacks = ([snapshot_callback(snapshot_steps, snapshot_dir, tok, {"relations": relations, "key": settings.key()})]
+        callbacks = ([snapshot_callback(snapshot_steps, snapshot_dir, tok,
+                                        {"relations": relations, "key": settings.key()})]
                      if snapshot_steps and snapshot_dir else [])
         trainer = Trainer(model=model, args=args, train_dataset=train_ds, eval_dataset=dev_ds,
                           data_collator=collator, processing_class=tok, callbacks=callbacks)

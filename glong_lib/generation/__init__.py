@@ -28,7 +28,7 @@ Maya: I moved to Denver.
 The memories linked to the ongoing conversation are:
 Maya -live_in-> Denver
 Now, please role-play as Leo to continue the dialogue between Leo and Maya. Maya said: Guess what, I got a cat! Please respond to Maya's statement:
-"""
+"""  # noqa: E501 (a doctest's expected output line; ruff takes a docstring's noqa after its closing quotes)
 
 from __future__ import annotations
 

@@ -30,7 +30,8 @@ def dedup_edges(memory, eids: Sequence[int], mode: str = "triple") -> list[int]:
     >>> from glong_lib.memory import GraphMemory, HashEncoder
     >>> from glong_lib.schema import Triple
     >>> m = GraphMemory(encoder=HashEncoder(dim=8))
-    >>> ids = m.add_triples([Triple("Ana", "like", "tea"), Triple("Ana", "like", "tea"), Triple("Ana", "like", "jazz")], 0.0, 1)
+    >>> ids = m.add_triples([Triple("Ana", "like", "tea"), Triple("Ana", "like", "tea"),
+    ...                      Triple("Ana", "like", "jazz")], 0.0, 1)
     >>> ids, dedup_edges(m, ids)
     ([0, 1, 2], [0, 2])
     """
@@ -49,7 +50,8 @@ def hub_nodes(memory, share: float = DEFAULT_HUB_SHARE, current_only: bool = Fal
     >>> from glong_lib.memory import GraphMemory, HashEncoder
     >>> from glong_lib.schema import Triple
     >>> m = GraphMemory(encoder=HashEncoder(dim=8))
-    >>> _ = m.add_triples([Triple("Ana", "like", x) for x in ("tea", "jazz", "cats")] + [Triple("Bo", "like", "tea")], 0.0, 1)
+    >>> _ = m.add_triples([Triple("Ana", "like", x) for x in ("tea", "jazz", "cats")]
+    ...                   + [Triple("Bo", "like", "tea")], 0.0, 1)
     >>> sorted(hub_nodes(m, share=0.5)), sorted(hub_nodes(m, share=0.25))
     (['ana'], ['ana', 'tea'])
     """

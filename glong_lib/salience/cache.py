@@ -32,7 +32,8 @@ def reading_key(scorer_id: str, triples: Sequence[Triple], turns: Optional[Seque
     """A stable hash of what a reading depends on.
 
     >>> t = [Triple("Ana", "like", "tea", speaker="Ana", turn_id="S1:1")]
-    >>> reading_key("m", t, None) == reading_key("m", list(t), None), reading_key("m", t, None) == reading_key("n", t, None)
+    >>> (reading_key("m", t, None) == reading_key("m", list(t), None),
+    ...  reading_key("m", t, None) == reading_key("n", t, None))
     (True, False)
     """
     blob = json.dumps({"scorer": scorer_id,

@@ -317,7 +317,8 @@ class DecoderSalienceScorer:
                                          tokenize=False, add_generation_prompt=True)
         shift = prompt.index(text)
         enc = tok(prompt, add_special_tokens=False, return_offsets_mapping=True)
-        source_cols = [i for i, (a, b) in enumerate(enc["offset_mapping"]) if shift <= a and b <= shift + len(text) and b > a]
+        source_cols = [i for i, (a, b) in enumerate(enc["offset_mapping"])
+                       if shift <= a and b <= shift + len(text) and b > a]
         lo, hi = source_cols[0], source_cols[-1] + 1
         device = next(self.model.parameters()).device
         ids = torch.tensor([enc["input_ids"]], device=device)

@@ -73,7 +73,8 @@ def score_conversation(triples: Sequence[Triple], scorer, scope: str = "session"
         groups.setdefault(t.session, []).append(i)
     raw = np.zeros(len(triples), dtype=np.float64)
     for idx in groups.values():
-        raw[idx] = scorer.score([triples[i] for i in idx], turns=session_turns(conversation, triples[idx[0]].session)).raw
+        raw[idx] = scorer.score([triples[i] for i in idx],
+                                turns=session_turns(conversation, triples[idx[0]].session)).raw
     out = list(triples)
     dialogue_max = raw.max() if len(raw) else 0.0  # every session given, so no order matters
     for idx in groups.values():

@@ -87,7 +87,8 @@ def plot_triple_weights(triples, weights: Sequence[float], ax=None, title: str =
     ax.barh(y - (h / 2 if reference is not None else 0), np.asarray(weights)[order], height=h, color="#3b75af",
             label="session max (paper)" if reference is not None else None)
     if reference is not None:
-        ax.barh(y + h / 2, np.asarray(reference)[order], height=h, color="#e1812c", label="dialogue max (reference code)")
+        ax.barh(y + h / 2, np.asarray(reference)[order], height=h, color="#e1812c",
+                label="dialogue max (reference code)")
         ax.legend(loc="lower right", fontsize=8)
     ax.set_yticks(y, labels, fontsize=8)
     ax.invert_yaxis()
@@ -178,7 +179,8 @@ def plot_layer_curve(curves: dict, chosen: Optional[int] = None, ax=None,
     return ax.figure
 
 
-def plot_added_value(added: dict, ax=None, title: str = "Out of sample: does the weight add to position, length, frequency?"):
+def plot_added_value(added: dict, ax=None,
+                     title: str = "Out of sample: does the weight add to position, length, frequency?"):
     """Two bars (covariates alone, covariates + weight) and the paired difference with its interval."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 2.2))
@@ -189,7 +191,8 @@ def plot_added_value(added: dict, ax=None, title: str = "Out of sample: does the
     d = added["added"]
     ax.set_xlim(0.4, 1)
     ax.axvline(0.5, color="k", lw=0.8, ls="--")
-    ax.set_xlabel(f"mean within-dialogue AUC (report split); added {d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
+    ax.set_xlabel("mean within-dialogue AUC (report split); "
+                  f"added {d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
     ax.invert_yaxis()
     ax.set_title(title, fontsize=10)
     return ax.figure
