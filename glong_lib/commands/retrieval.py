@@ -64,9 +64,9 @@ def register(sub) -> None:
                         "(recommended: yes for observations, no for turns; paper: no)")
     e.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs (default 1,3,5,10); the deepest is K")
     add_settings_options(e, skip=SET_BY_CUTOFFS)
-    e.add_argument("--weights", choices=("uniform", "salience"), default="salience",
-                   help="probes: edge weights from Eq. 3 with the profile's salience source (default; readings "
-                        "cached), or uniform (the 'no importance' ablation)")
+    e.add_argument("--weights", choices=("salience", "uniform", "both"), default="salience",
+                   help="edge weights: Eq. 3 with the profile's salience source (default; readings cached), "
+                        "uniform (the 'no importance' ablation), or both (graph methods run twice; paired difference)")
     e.add_argument("--conversations", type=number(int, 1), default=None, help="LoCoMo: only the first N conversations")
     e.add_argument("--max-turns", type=number(int, 1), default=None, help="LoCoMo: only the first N turns of each")
     e.add_argument("--adapter", type=Path, default=None, help="LoCoMo: extractor LoRA adapter (default: cached)")
@@ -139,6 +139,10 @@ def _extractor_or_none(args):
     return load_extractor(args.profile, adapter=args.adapter)
 
 
+#: The suffix ``--weights both`` gives the graph methods run with uniform weights.
+UNIFORM = ", uniform weights"
+
+
 def run_eval(args) -> int:
     from ..evaluation.locomo import GRAPH_METHODS, evaluate_locomo
     from ..evaluation.retrieval import DEFAULT_METHODS, METHODS, evaluate_probes
@@ -168,37 +172,51 @@ def run_eval(args) -> int:
         from ..models import load_encoder
 
         encoder = load_encoder(args.profile)
-    if args.longmemeval:
-        from ..evaluation.longmemeval import evaluate_longmemeval
+    scorer = None
+    if args.weights != "uniform" and any(m in GRAPH_METHODS for m in methods):
+        from ..salience import load_scorer
 
-        extractor = _extractor_or_none(args) if any(m in GRAPH_METHODS for m in methods) else None
+        scorer = load_scorer(args.profile)
+    extractor = None
+    if (args.longmemeval or args.locomo) and any(m in GRAPH_METHODS for m in methods):
+        extractor = _extractor_or_none(args)
         methods = [m for m in methods if extractor is not None or m not in GRAPH_METHODS]
         if not methods:
             raise DataError("no method left to evaluate (graph methods need the extractor)")
-        result = evaluate_longmemeval(args.longmemeval, encoder, methods, ks, questions=args.conversations,
-                                      extractor=extractor, settings=settings, checkpoint=checkpoint)
-    elif args.locomo:
-        extractor = _extractor_or_none(args) if any(m in GRAPH_METHODS for m in methods) else None
-        if extractor is None:
-            methods = [m for m in methods if m not in GRAPH_METHODS]
-        if not methods:
-            raise DataError("no method left to evaluate (graph methods need the extractor)")
-        result = evaluate_locomo(args.locomo, encoder, methods, ks, conversations=args.conversations,
-                                 max_turns=args.max_turns, extractor=extractor, settings=settings,
-                                 checkpoint=checkpoint, memory_from=args.memory_from,
-                                 keep_unextracted=keep)
-    else:
+
+    def evaluate(methods, scorer):
+        if args.longmemeval:
+            from ..evaluation.longmemeval import evaluate_longmemeval
+
+            return evaluate_longmemeval(args.longmemeval, encoder, methods, ks, questions=args.conversations,
+                                        extractor=extractor, settings=settings, scorer=scorer,
+                                        checkpoint=checkpoint)
+        if args.locomo:
+            return evaluate_locomo(args.locomo, encoder, methods, ks, conversations=args.conversations,
+                                   max_turns=args.max_turns, extractor=extractor, settings=settings,
+                                   checkpoint=checkpoint, memory_from=args.memory_from,
+                                   keep_unextracted=keep, scorer=scorer)
         from ..loaders import load_conversations, load_probes
 
-        scorer = None
-        if args.weights == "salience" and any(m in GRAPH_METHODS for m in methods):
-            from ..salience import load_scorer
-
-            scorer = load_scorer(args.profile)
         probes = load_probes(data_path("probes.jsonl") if args.probes == SHIPPED else Path(args.probes))
         conversations = load_conversations(args.conversations_dir or data_path("conversations"))
-        result = evaluate_probes(probes, conversations, encoder, methods, ks, scorer=scorer, settings=settings,
-                                 checkpoint=checkpoint)
+        return evaluate_probes(probes, conversations, encoder, methods, ks, scorer=scorer, settings=settings,
+                               checkpoint=checkpoint)
+
+    result = evaluate(methods, scorer)
+    weighed = [m for m in methods if m in GRAPH_METHODS]
+    if args.weights == "both" and weighed:
+        from ..evaluation.retrieval import merge_evaluations
+
+        checkpoint = None  # one checkpoint holds one run: the uniform pass is the cheap one, re-run
+        uniform = evaluate(weighed, None).renamed({m: f"{m}{UNIFORM}" for m in weighed})
+        result = merge_evaluations(result, uniform)
+        for m in weighed:
+            diffs = []
+            for metric in (f"Hit@{min(ks)}", f"Hit@{max(ks)}", f"MRR@{result.mrr_depth}"):
+                c = result.compare(m, f"{m}{UNIFORM}", metric)
+                diffs.append(f"{metric} {c['mean_diff']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]")
+            print(f"{m}: Eq. 3 weights on - uniform (paired, 95%): {'; '.join(diffs)}")
     if args.json:
         print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks)}, as_json=True)
         return 0

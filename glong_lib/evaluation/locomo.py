@@ -13,6 +13,8 @@ from ..errors import DataError
 from ..extraction import LOCOMO_EXTRACTION_BATCH, extracted_triples  # noqa: F401  (re-exported)
 from ..io import Checkpoint
 from ..loaders import dialogue_position, load_locomo, load_locomo_observations, source_turns
+from ..salience import score_conversation
+from ..salience.cache import CachedScorer
 from ..schema import QA, Conversation, Triple
 from ..text import content_words
 from .retrieval import (
@@ -107,30 +109,37 @@ def evaluate_variants(path, encoder, variants: dict[str, tuple[str, RetrievalSet
                       conversations: Optional[int] = None, max_turns: Optional[int] = None, extractor=None,
                       extractor_name: Optional[str] = None, progress: bool = True,
                       checkpoint: Optional[Checkpoint] = None, memory_from: str = "turns",
-                      keep_unextracted: bool = False) -> EvidenceEvaluation:
+                      keep_unextracted: bool = False, scorer=None) -> EvidenceEvaluation:
     """Evidence retrieval on LoCoMo (categories 1-4) for ``variants`` ``{name: (method, settings)}``
     (a method of ``retrieval.METHODS`` and its ``RetrievalSettings``), all on the same questions in one
     run, with the memory built from the dialogue ``turns`` or LoCoMo's ``observations``
     (``locomo_units``). Graph methods need an ``extractor`` (LoCoMo has no gold triples); its
     triples are cached per conversation; ``keep_unextracted`` stores units it found nothing in
-    whole (``with_unextracted``). Questions are asked after the last session."""
+    whole (``with_unextracted``); a salience ``scorer`` weighs them by Eq. 3 (uniform weights without
+    one). Questions are asked after the last session."""
     dialogues, units, inside, excluded = locomo_units(path, memory_from, conversations, max_turns)
     return evaluate_on_units(dialogues, units, inside, excluded, encoder, variants, ks, extractor, extractor_name,
-                             progress, checkpoint, keep_unextracted)
+                             progress, checkpoint, keep_unextracted, scorer)
 
 
 def evaluate_on_units(dialogues: Sequence[Conversation], units: Sequence[Conversation], inside: Sequence[QA],
                       excluded: dict, encoder, variants: dict[str, tuple[str, RetrievalSettings]], ks: Sequence[int],
                       extractor=None, extractor_name: Optional[str] = None, progress: bool = True,
-                      checkpoint: Optional[Checkpoint] = None, keep_unextracted: bool = False) -> EvidenceEvaluation:
+                      checkpoint: Optional[Checkpoint] = None, keep_unextracted: bool = False,
+                      scorer=None) -> EvidenceEvaluation:
     """The run behind :func:`evaluate_variants` on data already loaded (LoCoMo, LongMemEval): triples
-    extracted per unit conversation (cached), then every variant on the same questions."""
+    extracted per unit conversation (cached), weighed by Eq. 3 when a salience ``scorer`` is given
+    (each unit's sessions read once, cached on disk: ``salience.cache``), then every variant on the
+    same questions."""
     needs_graph = any(method in GRAPH_METHODS for method, _ in variants.values())
     if extractor is None and needs_graph:
         raise DataError("graph methods need an extractor (this data has no gold triples)")
     triples = {c.id: extracted_triples(c, extractor, extractor_name) for c in units} if needs_graph else {}
     if keep_unextracted:
         triples = {c.id: with_unextracted(c, triples[c.id]) for c in units if c.id in triples}
+    if scorer is not None and triples:
+        cached = CachedScorer(scorer)
+        triples = {c.id: score_conversation(triples[c.id], cached, conversation=c) for c in units if c.id in triples}
     encoder = primed_encoder(encoder, inside, units + dialogues, [t for ts in triples.values() for t in ts])
 
     def memory_for(conv, session):
@@ -147,13 +156,14 @@ def evaluate_locomo(path, encoder, methods: Sequence[str] = DEFAULT_METHODS, ks:
                     extractor=None, extractor_name: Optional[str] = None,
                     settings: Optional[RetrievalSettings] = None, progress: bool = True,
                     checkpoint: Optional[Checkpoint] = None, memory_from: str = "turns",
-                    keep_unextracted: bool = False) -> EvidenceEvaluation:
+                    keep_unextracted: bool = False, scorer=None) -> EvidenceEvaluation:
     """``evaluate_variants`` with one variant per method, all with the same ``settings`` (default
-    the paper's)."""
+    the paper's) and the same edge weights (Eq. 3 with ``scorer``, else uniform)."""
     variants = {m: (m, settings or PAPER_RETRIEVAL) for m in methods}
     return evaluate_variants(path, encoder, variants, ks, conversations=conversations, max_turns=max_turns,
                              extractor=extractor, extractor_name=extractor_name, progress=progress,
-                             checkpoint=checkpoint, memory_from=memory_from, keep_unextracted=keep_unextracted)
+                             checkpoint=checkpoint, memory_from=memory_from, keep_unextracted=keep_unextracted,
+                             scorer=scorer)
 
 
 def answer_coverage(questions: Sequence[QA], units: Sequence[Conversation],

@@ -29,10 +29,11 @@ def longmemeval_units(path, questions: Optional[int] = None) -> tuple[list[Conve
 def evaluate_longmemeval(path, encoder, methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10),
                          questions: Optional[int] = None, extractor=None, extractor_name: Optional[str] = None,
                          settings: Optional[RetrievalSettings] = None, progress: bool = True,
-                         checkpoint: Optional[Checkpoint] = None) -> EvidenceEvaluation:
+                         checkpoint: Optional[Checkpoint] = None, scorer=None) -> EvidenceEvaluation:
     """Hit@k (the paper's Recall@k), Recall@k and MRR@20 of ``methods`` on LongMemEval, all with the
-    same ``settings`` (default the paper's); graph methods need the ``extractor``."""
+    same ``settings`` (default the paper's) and edge weights (Eq. 3 with ``scorer``, else uniform);
+    graph methods need the ``extractor``."""
     convs, qas, excluded = longmemeval_units(path, questions)
     variants = {m: (m, settings or PAPER_RETRIEVAL) for m in methods}
     return evaluate_on_units(convs, convs, qas, excluded, encoder, variants, ks, extractor, extractor_name,
-                             progress, checkpoint)
+                             progress, checkpoint, scorer=scorer)

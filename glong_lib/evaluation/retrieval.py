@@ -90,6 +90,13 @@ class EvidenceEvaluation:
         """Paired bootstrap of ``a - b`` over the same questions (``metrics.paired_bootstrap``)."""
         return paired_bootstrap(self.values(a, metric), self.values(b, metric))
 
+    def renamed(self, names: dict[str, str]) -> "EvidenceEvaluation":
+        """The same evaluation with methods renamed by ``names`` (others keep theirs), e.g. to merge
+        a second run of the same method under another setting (:func:`merge_evaluations`)."""
+        return EvidenceEvaluation({names.get(m, m): d for m, d in self.metrics.items()},
+                                  [{**r, "method": names.get(r["method"], r["method"])} for r in self.rows],
+                                  self.ks, dict(self.excluded), self.mrr_depth)
+
     def by_category(self, metric: str) -> dict[str, dict[str, float]]:
         """``{method: {category: mean}}`` plus each category's question count under ``"n"``."""
         cats = sorted({r["category"] for r in self.rows})
