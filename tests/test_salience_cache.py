@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from glong_lib.salience import score_conversation
-from glong_lib.salience.cache import CachedScorer
+from glong_lib.salience.cache import CachedScorer, cached_scorer
 from glong_lib.schema import Triple, Turn
 
 
@@ -40,7 +40,7 @@ def test_a_session_is_read_once_and_gives_the_same_weights():
     first = cached.score(TRIPLES, TURNS).raw
     again = CachedScorer(CountingScorer()).score(TRIPLES, TURNS).raw  # a new process, same readings
     assert inner.calls == 1 and np.array_equal(first, again) and first.tolist() == [3.0, 18.0]
-    assert CachedScorer(cached) is cached
+    assert cached_scorer(cached) is cached and cached_scorer(inner) is not inner
     direct = score_conversation(TRIPLES, CountingScorer())
     via_cache = score_conversation(TRIPLES, cached)
     assert [t.weight for t in direct] == [t.weight for t in via_cache] == [pytest.approx(3 / 18), 1.0]
@@ -55,3 +55,39 @@ def test_changed_turns_are_a_new_reading_and_a_damaged_entry_is_read_again(tmp_p
     for entry in (tmp_path / "cache" / "salience").glob("*.json"):
         entry.write_text("{not json")
     assert cached.score(TRIPLES, TURNS).raw.tolist() == [3.0, 18.0] and inner.calls == 3
+
+
+def test_the_unit_evaluations_weigh_their_triples_and_both_is_paired(tmp_path, monkeypatch, capsys):
+    """LongMemEval (and LoCoMo, through the same ``evaluate_on_units``) weigh the extracted triples
+    with the scorer given; ``--weights both`` adds the graph methods' uniform run, renamed, with the
+    paired difference printed."""
+    from glong_lib.cli import main
+    from glong_lib.evaluation import locomo as LC
+    from glong_lib.evaluation.longmemeval import evaluate_longmemeval
+    from tests.test_paper_data import StubExtractor, write_longmemeval
+    from tests.test_retrieval import WordEncoder
+
+    seen = []
+    real = LC.score_conversation
+
+    def spy(triples, scorer, **kw):
+        out = real(triples, scorer, **kw)
+        seen.extend(t.weight for t in out)
+        return out
+
+    monkeypatch.setattr(LC, "score_conversation", spy)
+    path = write_longmemeval(tmp_path / "lme.json")
+    ev = evaluate_longmemeval(path, WordEncoder(), methods=["glong"], ks=(1, 3), extractor=StubExtractor(),
+                              extractor_name="stub", progress=False, scorer=CountingScorer())
+    assert seen and max(seen) == 1.0 and min(seen) < 1.0  # Eq. 3: each session's maximum is 1
+    both = ev.renamed({"glong": "glong, uniform weights"})
+    assert set(both.metrics) == {"glong, uniform weights"} and {r["method"] for r in both.rows} == set(both.metrics)
+
+    import glong_lib.salience as S
+
+    monkeypatch.setattr(S, "load_scorer", lambda profile=None: CountingScorer())
+    monkeypatch.setattr("glong_lib.commands.retrieval._extractor_or_none", lambda args: StubExtractor())
+    assert main(["eval-retrieval", "--longmemeval", str(path), "--methods", "glong,dense", "--k", "1,3",
+                 "--weights", "both"]) == 0
+    out = capsys.readouterr().out
+    assert "glong: Eq. 3 weights on - uniform (paired, 95%): Hit@1 " in out and "glong, uniform weights" in out

@@ -14,7 +14,7 @@ from ..extraction import LOCOMO_EXTRACTION_BATCH, extracted_triples  # noqa: F40
 from ..io import Checkpoint
 from ..loaders import dialogue_position, load_locomo, load_locomo_observations, source_turns
 from ..salience import score_conversation
-from ..salience.cache import CachedScorer
+from ..salience.cache import cached_scorer
 from ..schema import QA, Conversation, Triple
 from ..text import content_words
 from .retrieval import (
@@ -138,7 +138,7 @@ def evaluate_on_units(dialogues: Sequence[Conversation], units: Sequence[Convers
     if keep_unextracted:
         triples = {c.id: with_unextracted(c, triples[c.id]) for c in units if c.id in triples}
     if scorer is not None and triples:
-        cached = CachedScorer(scorer)
+        cached = cached_scorer(scorer)
         triples = {c.id: score_conversation(triples[c.id], cached, conversation=c) for c in units if c.id in triples}
     encoder = primed_encoder(encoder, inside, units + dialogues, [t for ts in triples.values() for t in ts])
 

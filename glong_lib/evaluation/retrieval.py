@@ -22,7 +22,7 @@ from ..retrieval import (
     PPRRetriever,
 )
 from ..salience import score_conversation
-from ..salience.cache import CachedScorer
+from ..salience.cache import cached_scorer
 from ..schema import QA, Conversation, Triple, Turn
 from ..text import normalise_entity, normalise_relation, turn_line
 from .metrics import (  # noqa: F401  (re-exported)
@@ -333,7 +333,7 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
 
     asked = {q.conversation for q in probes}
     conversations = [c for c in conversations if c.id in asked]  # encode only what is asked about
-    scorer = None if scorer is None else CachedScorer(scorer)  # each session read once, here and in re-runs
+    scorer = None if scorer is None else cached_scorer(scorer)  # each session read once, here and in re-runs
     encoder = primed_encoder(encoder, probes, conversations, [t for c in conversations for t in gold_triples(c)])
 
     def memory_for(conv, session):

@@ -56,17 +56,10 @@ class CachedScorer:
     """``scorer`` with its raw scores remembered on disk under ``$GLONG_CACHE/salience``.
 
     ``score(triples, turns)`` returns a ``RawScores``; a reading made before (same scorer identity,
-    triples and turns) is loaded instead of recomputed. Wrapping a ``CachedScorer`` again returns it.
+    triples and turns) is loaded instead of recomputed. :func:`cached_scorer` wraps a scorer once.
     """
 
-    def __new__(cls, scorer):
-        if isinstance(scorer, CachedScorer):
-            return scorer
-        return super().__new__(cls)
-
     def __init__(self, scorer):
-        if scorer is self:
-            return
         self.scorer = scorer
         self.name = getattr(scorer, "name", type(scorer).__name__)
         self.identity = scorer_identity(scorer)
@@ -86,3 +79,9 @@ class CachedScorer:
         atomic_write_json(path, {"scorer": self.identity, "raw": raw.tolist()})
         self.misses += 1
         return RawScores(raw)
+
+
+def cached_scorer(scorer) -> CachedScorer:
+    """``scorer`` with its readings cached on disk (:class:`CachedScorer`); a scorer already cached
+    is returned as it is, so wrapping twice never reads or writes twice."""
+    return scorer if isinstance(scorer, CachedScorer) else CachedScorer(scorer)
