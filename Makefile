@@ -29,7 +29,7 @@ smoke: setup
 	$(BIN)/glong notebooks --smoke
 
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=40
 
 # notebooks 02 and 04 under the hub profile, from locally saved stand-ins of the hub models
 test-hub: setup
