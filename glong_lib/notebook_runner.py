@@ -99,10 +99,9 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
         params["PROFILE"] = profile
     # the kernel inherits this process's environment: make the mode and figure folder explicit
     os.environ["GLONG_SMOKE"] = "1" if smoke else "0"
-    if smoke:
-        os.environ["GLONG_FIGURES_DIR"] = str((out / "figures").resolve())
-    else:
-        os.environ.pop("GLONG_FIGURES_DIR", None)
+    # smoke figures go beside the executed copies; a full run refreshes the repository's figures/
+    # (a notebook's own FIGURES_DIR = "figures" is for a reader running it by hand, e.g. on Colab)
+    os.environ["GLONG_FIGURES_DIR"] = str((out / "figures").resolve() if smoke else FIGURES_DIR)
     runs = []
     books = list_notebooks(folder, only)
     if not books:
