@@ -31,8 +31,6 @@ LONG_MODULES = {
     "salience/decoder_only.py": "the offline salience source in one place: its settings (its cache key), the "
                                 "reading that taps attention while the summary is generated, the windows that "
                                 "bound a long session's reading, and Eq. 1-3 on the result",
-    "evaluation/metrics.py": "every reply and ranking metric, ours and nlg-eval's (the paper's scale) side "
-                             "by side so that their differences stay visible; each is one short function",
 }
 
 
