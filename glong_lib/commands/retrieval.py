@@ -205,6 +205,7 @@ def run_eval(args) -> int:
 
     result = evaluate(methods, scorer)
     weighed = [m for m in methods if m in GRAPH_METHODS]
+    differences: list[dict] = []  # --weights both: paired differences over the same questions
     if args.weights == "both" and weighed:
         from ..evaluation.retrieval import merge_evaluations
 
@@ -212,15 +213,18 @@ def run_eval(args) -> int:
         uniform = evaluate(weighed, None).renamed({m: f"{m}{UNIFORM}" for m in weighed})
         result = merge_evaluations(result, uniform)
         for m in weighed:
-            diffs = []
             for metric in (f"Hit@{min(ks)}", f"Hit@{max(ks)}", f"MRR@{result.mrr_depth}"):
                 c = result.compare(m, f"{m}{UNIFORM}", metric)
-                diffs.append(f"{metric} {c['mean_diff']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]")
-            print(f"{m}: Eq. 3 weights on - uniform (paired, 95%): {'; '.join(diffs)}")
+                differences.append({"method": m, "metric": metric, "weights on - uniform": round(c["mean_diff"], 3),
+                                    "95% low": round(c["ci_low"], 3), "95% high": round(c["ci_high"], 3)})
     if args.json:
-        print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks)}, as_json=True)
+        print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks),
+                     **({"weights_difference": differences} if differences else {})}, as_json=True)
         return 0
     print_table(result.table())
+    if differences:
+        print("\nEq. 3 weights on - uniform weights (paired over the same questions, 95% bootstrap)")
+        print_table(differences)
     for why, n in result.excluded.items():
         print(f"excluded: {n} questions ({why})")
     return 0
