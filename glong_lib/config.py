@@ -86,6 +86,10 @@ EDGE_TEXTS = ("triple", "source", "both")
 #: the next-nearest entity that is not a hub.
 HUB_POLICIES = ("expand", "skip")
 
+#: Where G-Long's semantic pool comes from: the graph neighbourhood of the anchors (the paper), or the
+#: flat top-N of every edge plus the neighbourhood's own top-N, so that the graph can only add.
+POOL_SOURCES = ("graph", "flat+graph")
+
 
 def knob(default, help: str, low=None, high=None, choices=None, option: Optional[str] = None):
     """A settings field that carries its own help text, range and choices (``dataclasses`` metadata):
@@ -125,6 +129,9 @@ class RetrievalSettings:
     the choices the paper fixes implicitly: what an edge is embedded as (``edge_text``), what a
     hub anchor does (``hubs``, ``hub_share``), whether repeated facts are one candidate
     (``dedup``, the reference code's rule) and whether Eq. 4 reorders the pool (``rerank``).
+    Three fields go beyond the paper, off in its settings: anchors on the entities the question
+    names (``named``), a pool that adds the graph's candidates to the flat ones (``pool``), and a
+    second hop from what was found (``bridges``).
 
     This object is what travels: ``AssociativeRetriever(memory, settings)``, variants as
     ``dataclasses.replace(PAPER_RETRIEVAL, hops=2)``, presets by name (``RETRIEVAL_PRESETS``), and
@@ -153,6 +160,13 @@ class RetrievalSettings:
     hub_share: float = knob(0.1, "a node is a hub when more than this share of the edges touch it", 1e-9, 1.0)
     dedup: bool = knob(True, "one candidate per embedded text (the reference code drops repeated facts)")
     rerank: bool = knob(True, "reorder the semantic pool by Eq. 4 (off: the paper's Table 14 'no rerank')")
+    named: bool = knob(False, "also anchor on the memory entities the question names (its words, normalised "
+                              "as the memory's entities), before the nearest ones")
+    pool: str = knob("graph", "where the semantic pool comes from: the anchors' neighbourhood (paper), or the flat "
+                              "top-N of every edge plus the neighbourhood's top-N (the graph can only add)",
+                     choices=POOL_SOURCES)
+    bridges: int = knob(0, "also expand from the entities of the first N pool edges (multi-hop bridges; hubs "
+                           "never bridge); 0: off", 0, 50)
 
     def __post_init__(self):
         betas = self.betas

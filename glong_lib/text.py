@@ -36,6 +36,7 @@ STOPWORDS = frozenset(
 
 _PUNCT = string.punctuation + "“”‘’«»…–—"
 _DIGITS = re.compile(r"\d+")
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 def resolve_subject(subject: str, speaker: Optional[str]) -> str:
@@ -96,6 +97,30 @@ def normalise_entity(text: str, speaker: Optional[str] = None) -> str:
     if value in FIRST_PERSON and speaker:
         return normalise_entity(speaker)
     return value
+
+
+def entity_mentions(text: str, known, max_words: int = 4) -> list[str]:
+    """The entities of ``known`` (normalised names, a set or mapping) that ``text`` names: every run
+    of up to ``max_words`` consecutive words, normalised as an entity, that is in ``known``, longest
+    first, in order of appearance; runs made only of stop words ("what", "i") never count.
+
+    >>> entity_mentions("When did Maya adopt her golden retriever?", {"maya", "golden retriever", "her"})
+    ['golden retriever', 'maya']
+    >>> entity_mentions("What is Ana's dog called?", {"ana", "dog"})
+    ['ana', 'dog']
+    """
+    words = re.findall(r"[\w'’-]+", str(text))
+    found: dict[str, int] = {}
+    for n in range(min(max_words, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            run = words[i:i + n]
+            if all(w.lower() in STOPWORDS for w in run):
+                continue
+            name = normalise_entity(" ".join(run))
+            for name in (name, _POSSESSIVE.sub("", name)):  # "Ana's dog" names "ana" too
+                if name in known and name not in found:
+                    found[name] = len(found)
+    return list(found)
 
 
 def entity_label(text: str, speaker: Optional[str]) -> str:

@@ -84,6 +84,7 @@ QUICK_KEYS = {
                        "chosen_rows", "added_value", "grounded", "planted"},
     "bench_anchor_reach": {"skipped"},
     "bench_tokens": {"runs"},
+    "bench_graph": {"probes"},
 }
 SLOW_KEYS = {
     "bench_extraction": {"profile", "gold", "utterances/s by batch size"},

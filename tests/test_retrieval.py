@@ -443,6 +443,43 @@ def test_hub_anchor_is_skipped_for_the_next_entity():
         R.AssociativeRetriever(m, settings(hubs="cap"))
 
 
+def test_named_anchors_come_first_and_the_possessive_names_the_entity(memory):
+    """"Leo's" names the entity "leo" (at similarity 1, before the nearest entities); without
+    ``named`` the anchors are the nearest entities only."""
+    plain = R.AssociativeRetriever(memory, settings(anchors=2), update_access=False)
+    named = R.AssociativeRetriever(memory, settings(anchors=2, named=True), update_access=False)
+    q = "Where does Leo's puppy biscuit come from?"
+    anchors = named.retrieve(q, now_s=0.0).trace.anchors
+    assert anchors[:2] == [("puppy biscuit", 1.0), ("leo", 1.0)]
+    assert len(anchors) <= 4 and len({e for e, _ in anchors}) == len(anchors)
+    assert all(s < 1.0 + 1e-6 for _, s in plain.retrieve(q, now_s=0.0).trace.anchors)
+
+
+def test_flat_plus_graph_pool_keeps_the_flat_pool_and_adds_graph_candidates(memory):
+    """pool="flat+graph": the flat retriever's pool is inside G-Long's pool, and every extra
+    candidate is marked "graph" in the trace; so the rerank can only gain candidates."""
+    q = "Which mountains are near the city Maya moved to?"
+    base = settings(anchors=1, semantic_top_n=2, k=2, lam=0.0)
+    flat = R.FlatEdgeRetriever(memory, base, update_access=False).retrieve(q, now_s=0.0)
+    both = R.AssociativeRetriever(memory, replace(base, pool="flat+graph"), update_access=False).retrieve(q, now_s=0.0)
+    assert flat.trace.pool == both.trace.pool[:len(flat.trace.pool)]
+    extra = both.trace.pool[len(flat.trace.pool):]
+    assert [e for e, how in both.trace.added if how == "graph"] == extra
+    assert set(both.edges) <= set(both.trace.pool) and len(both.edges) == 2
+
+
+def test_bridges_expand_from_the_entities_of_the_first_pool_edges(memory):
+    """bridges=1: the second hop starts at the non-anchor entity of the best pool edge ("denver" for a
+    question about Maya's move), so "denver near rockies" joins the pool though no anchor touches it."""
+    st = settings(anchors=1, semantic_top_n=1, k=2, bridges=1, lam=0.0, hub_share=0.5)  # a hub never bridges
+    res = R.AssociativeRetriever(memory, st, update_access=False).retrieve("maya move to", now_s=0.0)
+    assert res.trace.anchors[0][0] == "maya" and res.trace.bridges == ["denver"]
+    rockies = next(e for e in memory.edge_ids() if memory.edge(e).object == "rockies")
+    assert (rockies, "bridge") in res.trace.added and rockies in res.trace.pool
+    with pytest.raises(DataError):
+        R.AssociativeRetriever(memory, settings(pool="everything"))
+
+
 def test_flat_retriever_sees_every_edge_and_edge_text_modes():
     m = graph_memory()
     m.add_triples([Triple("Ana", "likes", "tea", speaker="Ana", turn_id="S1:1", source="I love green tea"),

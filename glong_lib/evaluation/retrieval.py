@@ -86,9 +86,10 @@ class EvidenceEvaluation:
         """95% bootstrap interval of a method's mean over the questions (``metrics.bootstrap_mean``)."""
         return bootstrap_mean(self.values(method, metric, category))
 
-    def compare(self, a: str, b: str, metric: str) -> dict:
-        """Paired bootstrap of ``a - b`` over the same questions (``metrics.paired_bootstrap``)."""
-        return paired_bootstrap(self.values(a, metric), self.values(b, metric))
+    def compare(self, a: str, b: str, metric: str, category: Optional[str] = None) -> dict:
+        """Paired bootstrap of ``a - b`` over the same questions (``metrics.paired_bootstrap``), of
+        one ``category`` when given."""
+        return paired_bootstrap(self.values(a, metric, category), self.values(b, metric, category))
 
     def renamed(self, names: dict[str, str]) -> "EvidenceEvaluation":
         """The same evaluation with methods renamed by ``names`` (others keep theirs), e.g. to merge
@@ -96,6 +97,18 @@ class EvidenceEvaluation:
         return EvidenceEvaluation({names.get(m, m): d for m, d in self.metrics.items()},
                                   [{**r, "method": names.get(r["method"], r["method"])} for r in self.rows],
                                   self.ks, dict(self.excluded), self.mrr_depth)
+
+    def subset(self, conversations: Sequence[str]) -> "EvidenceEvaluation":
+        """The same evaluation restricted to the questions of ``conversations`` (a selection or a
+        report split), its means recomputed from the kept rows."""
+        keep = set(conversations)
+        rows = [r for r in self.rows if r.get("conversation") in keep]
+        metrics = {}
+        for m, d in self.metrics.items():
+            mine = [r for r in rows if r["method"] == m]
+            metrics[m] = {k: (sum(r[k] for r in mine) / max(1, len(mine))) for k in d if k != "questions"}
+            metrics[m]["questions"] = len(mine)
+        return EvidenceEvaluation(metrics, rows, self.ks, dict(self.excluded), self.mrr_depth)
 
     def by_category(self, metric: str) -> dict[str, dict[str, float]]:
         """``{method: {category: mean}}`` plus each category's question count under ``"n"``."""
@@ -210,7 +223,7 @@ def evaluate_evidence(retrievers: dict[str, RetrieverSpec], questions: Sequence[
         for name, spec in retrievers.items():
             retriever = _resolve(spec, conv, q.asked_in_session, cache, name)
             ranked = ranked_sources(retriever, q.question, now, depths)
-            row = {"method": name, "question": q.id, "category": q.category}
+            row = {"method": name, "question": q.id, "category": q.category, "conversation": q.conversation}
             row.update({f"Hit@{k}": hit_at_k(ranked[k], q.evidence, k) for k in ks})
             row.update({f"Recall@{k}": recall_at_k(ranked[k], q.evidence, k) for k in ks})
             row[f"MRR@{mrr_depth}"] = reciprocal_rank(ranked[mrr_depth], q.evidence)
@@ -324,12 +337,13 @@ def primed_encoder(encoder, questions: Sequence[QA], conversations: Sequence[Con
 def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation], encoder,
                     methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10), scorer=None,
                     settings: Optional[RetrievalSettings] = None, progress: bool = True,
-                    checkpoint: Optional[Checkpoint] = None) -> EvidenceEvaluation:
+                    checkpoint: Optional[Checkpoint] = None,
+                    variants: Optional[dict[str, tuple[str, RetrievalSettings]]] = None) -> EvidenceEvaluation:
     """Evidence retrieval on the samples' probes: memory from the gold triples of the sessions
     before the probe's session, weighed by Eq. 3 when a salience ``scorer`` is given
     (``salience.load_scorer()``; its readings are cached on disk, ``salience.cache``), with uniform
     weights without one (the "no importance" ablation); ``settings`` (default the paper's) for the
-    graph methods."""
+    graph methods, or ``variants`` ``{name: (method, settings)}`` in place of ``methods``."""
 
     asked = {q.conversation for q in probes}
     conversations = [c for c in conversations if c.id in asked]  # encode only what is asked about
@@ -342,5 +356,8 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
             triples = score_conversation(triples, scorer, conversation=conv)
         return memory_before(conv, session, encoder, triples)
 
-    retrievers = make_retrievers(methods, memory_for, encoder, max(ks), settings)
+    if variants is None:
+        retrievers = make_retrievers(methods, memory_for, encoder, max(ks), settings)
+    else:
+        retrievers = make_variant_retrievers(variants, memory_for, encoder, max(ks))
     return evaluate_evidence(retrievers, probes, conversations, ks, progress, checkpoint)

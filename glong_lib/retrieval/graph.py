@@ -10,6 +10,7 @@ import numpy as np
 
 from ..config import HUB_POLICIES, PAPER_RETRIEVAL, RetrievalSettings  # noqa: F401  (HUB_POLICIES re-exported)
 from ..errors import DataError
+from ..text import entity_mentions
 from ..vectors import unit_vectors
 from .results import EdgeEmbeddingCache, RerankTerms, RetrievalResult, RetrievalTrace, _graph_result, edge_text
 from .scoring import recency, rerank_score
@@ -81,6 +82,12 @@ class AssociativeRetriever:
     that is not, so one anchor cannot pull in half the memory. ``rerank=False`` keeps the semantic
     order instead of Eq. 4 (the paper's Table 14 ablation, fed the top 5).
 
+    Steps that let the graph add rather than filter (issue 27; ``benchmarks/bench_graph.py`` measures
+    them on LoCoMo): ``named`` anchors on the entities the question names before the nearest ones;
+    ``pool="flat+graph"`` draws the pool from the flat top-N of every edge plus the neighbourhood's
+    top-N; ``bridges=N`` adds a second hop from the entities of the first N pool edges. What each
+    added is in ``trace.added``.
+
     ``current_only`` skips edges a memory with the ``update`` policy marked superseded (the paper
     stores everything, so the default keeps them). ``update_access`` writes ``last_access_s = now_s``
     on the returned edges, on the conversation clock (the reference code used the wall clock, which
@@ -125,13 +132,15 @@ class AssociativeRetriever:
 
         qvec = unit_vectors(self.memory.encoder, [query])[0]
         lap("encode")
-        trace.anchors = self._anchors(qvec)
+        trace.anchors = self._anchors(qvec, query)
         lap("anchors")
         trace.candidates = self._candidates([e for e, _ in trace.anchors])
         if self.settings.dedup:
             trace.candidates = dedup_edges(self.memory, trace.candidates, self.settings.edge_text)
         lap("expand")
         self._semantic(trace, qvec, self.pool_size(k))
+        if self.settings.pool == "flat+graph" or self.settings.bridges:
+            self._add_to_pool(trace, qvec, self.pool_size(k))
         lap("semantic")
         self._rerank(trace)
         trace.final = [t.eid for t in trace.rerank[:k]]
@@ -140,13 +149,17 @@ class AssociativeRetriever:
             self.memory.touch(trace.final, float(now_s))
         return _graph_result(self.memory, trace.final, [t.score for t in trace.rerank[:k]], trace)
 
-    def _anchors(self, qvec: np.ndarray) -> list[tuple[str, float]]:
-        """The ``anchors`` entities nearest the query (hubs skipped under ``hubs="skip"``)."""
-        if self.settings.hubs == "expand":
-            return [(e, float(s)) for e, s in self.memory.nearest_entities(qvec, k=self.settings.anchors)]
-        hubs = self._hub_set()
+    def _anchors(self, qvec: np.ndarray, query: str = "") -> list[tuple[str, float]]:
+        """The ``anchors`` entities nearest the query (hubs skipped under ``hubs="skip"``); with
+        ``named``, the entities the question names come first, at similarity 1 (``text.entity_mentions``)."""
+        hubs = self._hub_set() if self.settings.hubs == "skip" else set()
+        named = []
+        if self.settings.named:
+            named = [(e, 1.0) for e in entity_mentions(query, self.memory.graph.nodes) if e not in hubs]
         ranked = self.memory.nearest_entities(qvec, k=self.settings.anchors + len(hubs))
-        return [(e, float(s)) for e, s in ranked if e not in hubs][:self.settings.anchors]
+        nearest = [(e, float(s)) for e, s in ranked if e not in hubs][:self.settings.anchors]
+        seen = {e for e, _ in named}
+        return named + [(e, s) for e, s in nearest if e not in seen]
 
     def _hub_set(self) -> set[str]:
         """``hub_nodes`` of the memory, recomputed only when edges were added or superseded since."""
@@ -168,6 +181,50 @@ class AssociativeRetriever:
         trace.semantic = [(trace.candidates[i], float(sims[i])) for i in order]
         trace.pool = [e for e, _ in trace.semantic[:pool]]
 
+    def _add_to_pool(self, trace: RetrievalTrace, qvec: np.ndarray, pool: int) -> None:
+        """Beyond the paper: more candidates for the Eq. 4 rerank, each recorded in ``trace.added``.
+        ``pool="flat+graph"``: the flat top ``pool`` of every edge joins the neighbourhood's top
+        ``pool`` (the graph's contribution is then what the flat list lacks); ``bridges=N``: the edges
+        one hop from the entities of the first N pool edges (not hubs, not anchors), their top
+        ``pool`` by similarity: a second hop that starts from what was found, not from the question."""
+        s = self.settings
+        sims = dict(trace.semantic)
+        in_pool = set(trace.pool)
+
+        def add(eids: list[int], how: str) -> None:
+            if s.dedup:
+                eids = dedup_edges(self.memory, eids, s.edge_text)
+            fresh = [e for e in eids if e not in in_pool]
+            if not fresh:
+                return
+            scores = np.maximum(self.cache.get(fresh) @ qvec, 0.0)
+            for i in np.argsort(-scores, kind="stable")[:pool]:
+                eid = fresh[int(i)]
+                sims[eid] = float(scores[i])
+                in_pool.add(eid)
+                trace.pool.append(eid)
+                trace.added.append((eid, how))
+
+        if s.pool == "flat+graph":
+            graph_pool = list(trace.pool)
+            trace.pool.clear()
+            in_pool.clear()
+            add(self.memory.edge_ids(current_only=self.current_only), "flat")
+            for eid in graph_pool:
+                if eid not in in_pool:
+                    in_pool.add(eid)
+                    trace.pool.append(eid)
+                    trace.added.append((eid, "graph"))
+        if s.bridges:
+            anchors = {e for e, _ in trace.anchors} | self._hub_set()
+            seeds = [trace.pool[i] for i in range(min(s.bridges, len(trace.pool)))]
+            bridge = list(dict.fromkeys(n for e in map(self.memory.edge, seeds) for n in (e.subject, e.object)
+                                        if n not in anchors))
+            trace.bridges = bridge
+            if bridge:
+                add(self.memory.incident_edges(bridge, hops=1, current_only=self.current_only), "bridge")
+        trace.semantic = sorted(sims.items(), key=lambda x: -x[1])
+
     def _rerank(self, trace: RetrievalTrace) -> None:
         """Fine stage: Eq. 4 on the pool; stable sort, so ties keep the semantic order."""
         sem = dict(trace.semantic)
@@ -188,7 +245,7 @@ class FlatEdgeRetriever(AssociativeRetriever):
     edge is a candidate. The controlled comparison for "does the graph expansion add anything?"
     (anything G-Long gains or loses against it is the anchors-and-hops step alone)."""
 
-    def _anchors(self, qvec: np.ndarray) -> list[tuple[str, float]]:
+    def _anchors(self, qvec: np.ndarray, query: str = "") -> list[tuple[str, float]]:
         return []
 
     def _candidates(self, anchors: list[str]) -> list[int]:

@@ -47,6 +47,8 @@ class RetrievalTrace:
     pool: list[int] = field(default_factory=list)                     # the semantic top-N
     rerank: list[RerankTerms] = field(default_factory=list)           # pool, sorted by Eq. 4
     final: list[int] = field(default_factory=list)
+    added: list[tuple[int, str]] = field(default_factory=list)        # (eid, "flat"/"graph"/"bridge")
+    bridges: list[str] = field(default_factory=list)                  # entities a second hop started from
     seconds: dict[str, float] = field(default_factory=dict)           # time per stage
 
     def sizes(self) -> dict[str, int]:
