@@ -197,8 +197,11 @@ PAPER_RETRIEVAL = RetrievalSettings()
 #: sentence keeps all of it), and no recency term (LoCoMo asks about any point of a months-long
 #: history; at the paper's lambda a 3-month-old fact loses 0.2 * (1 - 0.46) = 0.11 of score, more
 #: than most semantic gaps). With gold triples (the probes) the paper's settings measure better,
-#: so the paper's stay the default there and in the agent.
-RECOMMENDED_RETRIEVAL = RetrievalSettings(edge_text="source", lam=0.0)
+#: so the paper's stay the default there and in the agent. ``named``: the entities the question names
+#: anchor first (chosen on three LoCoMo conversations by ``benchmarks/bench_graph.py`` among six graph
+#: variants; on the other two, Hit@5 0.516 -> 0.596, level with the same edges with no graph: a
+#: question names a speaker, whose neighbourhood holds most of the memory).
+RECOMMENDED_RETRIEVAL = RetrievalSettings(edge_text="source", lam=0.0, named=True)
 
 #: The same for a memory of triples extracted from raw dialogue turns: there the triple's words help
 #: once the turn is there too (edge text "both": Hit@5 0.434 against 0.406 for "source" on LoCoMo, 5 conversations).
