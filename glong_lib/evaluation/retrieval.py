@@ -103,12 +103,9 @@ class EvidenceEvaluation:
         report split), its means recomputed from the kept rows."""
         keep = set(conversations)
         rows = [r for r in self.rows if r.get("conversation") in keep]
-        metrics = {}
-        for m, d in self.metrics.items():
-            mine = [r for r in rows if r["method"] == m]
-            metrics[m] = {k: (sum(r[k] for r in mine) / max(1, len(mine))) for k in d if k != "questions"}
-            metrics[m]["questions"] = len(mine)
-        return EvidenceEvaluation(metrics, rows, self.ks, dict(self.excluded), self.mrr_depth)
+        names = [k for k in next(iter(self.metrics.values()), {}) if k != "questions"]
+        return EvidenceEvaluation(mean_metrics(rows, self.metrics, names), rows, self.ks, dict(self.excluded),
+                                  self.mrr_depth)
 
     def by_category(self, metric: str) -> dict[str, dict[str, float]]:
         """``{method: {category: mean}}`` plus each category's question count under ``"n"``."""
@@ -117,6 +114,16 @@ class EvidenceEvaluation:
         first = next(iter(self.metrics), None)
         out["n"] = {c: len(self.values(first, metric, c)) for c in cats} if first else {}
         return out
+
+
+def mean_metrics(rows: Sequence[dict], methods, names: Sequence[str]) -> dict[str, dict[str, float]]:
+    """``{method: {metric: mean over its rows, "questions": row count}}`` for each of ``methods``."""
+    out = {}
+    for name in methods:
+        mine = [r for r in rows if r["method"] == name]
+        out[name] = {m: sum(r[m] for r in mine) / max(1, len(mine)) for m in names}
+        out[name]["questions"] = len(mine)
+    return out
 
 
 def merge_evaluations(*parts: EvidenceEvaluation) -> EvidenceEvaluation:
@@ -231,13 +238,8 @@ def evaluate_evidence(retrievers: dict[str, RetrieverSpec], questions: Sequence[
         rows.extend(mine)
         if checkpoint is not None:
             checkpoint.add(q.id, mine)
-    metrics = {}
     names = [f"Hit@{k}" for k in ks] + [f"Recall@{k}" for k in ks] + [f"MRR@{mrr_depth}"]
-    for name in retrievers:
-        mine = [r for r in rows if r["method"] == name]
-        n = max(1, len(mine))
-        metrics[name] = {m: sum(r[m] for r in mine) / n for m in names}
-        metrics[name]["questions"] = len(mine)
+    metrics = mean_metrics(rows, retrievers, names)
     return EvidenceEvaluation(metrics, rows, ks, {k: v for k, v in excluded.items() if v}, int(mrr_depth))
 
 
