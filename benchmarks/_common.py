@@ -71,3 +71,16 @@ def write_results(path: Optional[Path], results: Any) -> None:
     """Write ``results`` to ``path`` as JSON (atomically) when a path was given."""
     if path is not None:
         atomic_write_json(path, results)
+
+
+def run_locomo_or_probes(args, locomo: Callable[[Any], Any], probes: Callable[[Any], Any]) -> int:
+    """The ``main`` of a LoCoMo benchmark: ``probes(args)`` with ``--quick`` or when LoCoMo is not
+    under ``$GLONG_REAL_DATA`` (saying so), else ``locomo(args)``; the results go to ``--json``."""
+    if args.quick or not real_data_dir("locomo", "locomo_dev.json"):
+        if not args.quick:
+            print("LoCoMo: not found (GLONG_REAL_DATA); running on the shipped probes instead")
+        out = probes(args)
+    else:
+        out = locomo(args)
+    write_results(args.json, out)
+    return 0

@@ -33,7 +33,7 @@ import time
 from dataclasses import asdict, replace
 from typing import Optional
 
-from benchmarks._common import bench_parser, real_data_dir, write_results
+from benchmarks._common import bench_parser, real_data_dir, run_locomo_or_probes
 from glong_lib.config import RECOMMENDED_RETRIEVAL, RECOMMENDED_RETRIEVAL_TURNS, RetrievalSettings
 
 #: A variant: a retrieval method and its G-Long settings.
@@ -168,15 +168,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--conversations", type=int, default=None, help="LoCoMo: the first N conversations")
     p.add_argument("--max-turns", type=int, default=None, help="LoCoMo: the first N turns of each")
     p.add_argument("--profile", default="offline")
-    args = p.parse_args(argv)
-    if args.quick or not real_data_dir("locomo", "locomo_dev.json"):
-        if not args.quick:
-            print("LoCoMo: not found (GLONG_REAL_DATA); running the probes instead")
-        out = probes(args)
-    else:
-        out = locomo(args)
-    write_results(args.json, out)
-    return 0
+    return run_locomo_or_probes(p.parse_args(argv), locomo, probes)
 
 
 if __name__ == "__main__":

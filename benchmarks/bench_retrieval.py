@@ -63,6 +63,13 @@ def time_queries(retriever, queries: list[str], now_s: float) -> list[float]:
     return time_calls(lambda q: retriever.retrieve(q, now_s=now_s), queries)
 
 
+#: Settings timed beside the paper's: the recommended preset (named anchors) and every step that adds.
+LATENCY_VARIANTS = {
+    "glong, recommended": RECOMMENDED_RETRIEVAL,
+    "glong, flat+graph + named + bridges": replace(RECOMMENDED_RETRIEVAL, pool="flat+graph", bridges=2),
+}
+
+
 def latency(sizes: list[int], n_queries: int, seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
     rows = []
@@ -83,6 +90,10 @@ def latency(sizes: list[int], n_queries: int, seed: int = 0) -> list[dict]:
         row = {"edges": n, "nodes": memory.graph.number_of_nodes(), "build_s": round(build_s, 1),
                "warm_s": round(warm_s, 1), "glong": percentiles(typical), "glong (hub anchor)": percentiles(hub),
                "mean candidates": round(sum(sizes_seen) / len(sizes_seen), 1), "stage p50 ms": stages}
+        for name, settings in LATENCY_VARIANTS.items():  # the steps of issue 27, on the same queries
+            variant = AssociativeRetriever(memory, settings, update_access=False)
+            variant.warm()
+            row[name] = percentiles(time_queries(variant, entity_q, now))
         if n <= 10_000:
             ppr = PPRRetriever(memory)
             ppr.retrieve(entity_q[0], now_s=now)  # builds its undirected graph once

@@ -36,7 +36,7 @@ from typing import Optional, Sequence, Union
 from .config import AGENT_METHODS, ALL_AGENT_METHODS, PAPER_RETRIEVAL, Profile, RetrievalSettings, get_profile
 from .errors import DataError
 from .extraction import extract_conversation, load_extractor
-from .generation import MEMORY_HEADER, build_prompt, clean_reply, fit_prompt
+from .generation import build_prompt, clean_reply, fit_prompt, format_memory
 from .memory import GraphMemory
 from .models import load_encoder
 from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever
@@ -59,13 +59,9 @@ class AgentReply:
     messages: list[dict[str, str]] = field(default_factory=list)
 
 
-def memory_lines(messages: list[dict[str, str]], n: int) -> list[str]:
-    """The ``n`` memory lines as the prompt shows them (for inspection and the notebook)."""
-    if n == 0:
-        return []
-    lines = messages[-1]["content"].split("\n")
-    start = lines.index(MEMORY_HEADER.split("\n")[-1]) + 1
-    return lines[start:start + n]
+def memory_lines(memories: Sequence, memory_format: str, now_s: Optional[float] = None) -> list[str]:
+    """The memory lines as the prompt shows them (for inspection, the records and the notebook)."""
+    return [format_memory(m, memory_format, i, now_s) for i, m in enumerate(memories, start=1)]
 
 
 class Agent:
@@ -111,7 +107,7 @@ class Agent:
         gen = self.generator.generate(messages)
         text = clean_reply(gen.text, self.agent_name, getattr(self.generator, "first_line_only", True))
         return AgentReply(text, gen.prompt_tokens, gen.completion_tokens,
-                          memory_lines(messages, len(memories)), gen.seconds, gen.cached, dropped, messages)
+                          memory_lines(memories, self.memory_format, now_s), gen.seconds, gen.cached, dropped, messages)
 
     def prompt_budget(self) -> int:
         """Most prompt tokens the generator takes (its window less the reply's tokens)."""

@@ -180,12 +180,25 @@ class RetrievalSettings:
             check_field(type(self).__name__, f, getattr(self, f.name))
 
 
+#: How a prompt shows memories (``generation.format_memory``): the paper's ``s -r-> o`` lines, the
+#: reference code's ranked lines, or ``plain`` (the same prompt without its tags, memories as words).
+MEMORY_FORMATS = ("arrow", "ranked", "plain")
+
+
 @dataclass(frozen=True)
 class GeneratorSettings:
-    """The LLM that answers (paper: gpt-4o-mini at temperature 0; here greedy decoding)."""
+    """The LLM that answers (paper: gpt-4o-mini at temperature 0; here greedy decoding).
+    ``memory_format``: how the prompt shows memories (``generation.MEMORY_FORMATS``): the paper's
+    ``arrow`` lines under ``<CONTEXT>``/``<MEMORY>`` tags, or ``plain`` (the same words, no markup)."""
 
     model: str
     max_new_tokens: int = 48
+    memory_format: str = "arrow"
+
+    def __post_init__(self):
+        if self.memory_format not in MEMORY_FORMATS:
+            raise DataError(f"GeneratorSettings.memory_format should be one of {', '.join(MEMORY_FORMATS)}, "
+                            f"got {self.memory_format!r}")
 
 
 #: The paper's retrieval settings (Appendix B): one home, read by retrieval, the agent and notebooks.

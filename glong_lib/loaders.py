@@ -285,6 +285,22 @@ def load_msc_jsonl(path: PathLike) -> list[Conversation]:
     return convs
 
 
+def load_msc_persona_facts(path: PathLike) -> dict[str, dict[int, list[str]]]:
+    """The gold persona facts of MSC rebuilt as JSONL (the ``persona_text`` an utterance carries),
+    per conversation id and session index, in the order said; an utterance without one adds nothing.
+    Used by the memory-use probe (:mod:`glong_lib.evaluation.memory_use`)."""
+    facts: dict[str, dict[int, list[str]]] = {}
+    for n, obj in iter_jsonl(path):
+        w = f"line {n}"
+        per_session = facts.setdefault(_need(obj, "id", str, path, w), {})
+        for s in _need(obj, "sessions", list, path, w):
+            index = int(_need(s, "session", int, path, w))
+            said = [t.get("persona_text") for t in _need(s, "dialog", list, path, f"{w}, session {index}")
+                    if isinstance(t, dict)]
+            per_session.setdefault(index, []).extend(p.strip() for p in said if isinstance(p, str) and p.strip())
+    return facts
+
+
 def load_msc_parlai(path: PathLike) -> list[Conversation]:
     """ParlAI's MSC layout: one JSON object per line, the current session in ``dialog`` (turns
     ``{id, text}``) and, from session 2 on, the earlier ones in ``previous_dialogs`` with

@@ -85,6 +85,7 @@ QUICK_KEYS = {
     "bench_anchor_reach": {"skipped"},
     "bench_tokens": {"runs"},
     "bench_graph": {"probes"},
+    "bench_answers": {"table", "minus flat", "seconds"},
 }
 SLOW_KEYS = {
     "bench_extraction": {"profile", "gold", "utterances/s by batch size"},
@@ -101,6 +102,14 @@ def test_quick_run_writes_its_keys(name, quick):
 @pytest.mark.parametrize("name", sorted(SLOW_KEYS))
 def test_quick_run_with_the_smoke_extractor(name, quick):
     assert SLOW_KEYS[name] <= set(quick(name))
+
+
+def test_quick_answers_score_every_method_on_the_same_questions(quick):
+    table = [r for r in quick("bench_answers")["table"] if r["category"] == "all"]
+    assert [r["method"] for r in table] == ["no memory", "G-Long (recommended)", "flat", "dense over turns"]
+    assert len({r["questions"] for r in table}) == 1
+    # the echo generator answers with the first memory line: nothing without memory, something with it
+    assert table[0]["F1"] == 0 and all(0 < r["F1"] <= 1 for r in table[1:])
 
 
 def test_quick_values_are_sane(quick):

@@ -23,6 +23,7 @@ from glong_lib.generation import (
     format_elapsed,
     format_memories,
     format_memory,
+    is_prompt_echo,
     make_generator,
 )
 from glong_lib.schema import MemoryEdge, Triple
@@ -92,6 +93,41 @@ def test_memory_echo_generator_counts_words():
     r = g.generate(msgs)
     assert r.text == "I see." and r.completion_tokens == 2
     assert r.prompt_tokens == sum(len(m["content"].split()) for m in msgs)
+
+
+def test_plain_format_keeps_the_words_and_drops_the_markup():
+    memories = [("maya", "has_pet", "cat"), "Maya: I moved to Denver."]
+    content = build_prompt("Leo", "Maya", ["Maya: hi"], memories, "Guess what!", "plain")[1]["content"]
+    assert content.split("\n") == [
+        "Your conversation with Maya so far:", "Maya: hi",
+        "What you remember about Maya and yourself from earlier conversations:",
+        "- maya has pet cat", "- Maya: I moved to Denver.",
+        "Now, please role-play as Leo to continue the dialogue between Leo and Maya. Maya said: Guess what! "
+        "Please respond to Maya's statement:"]
+    assert "<" not in content and "->" not in content
+    # nothing to remember and no context: neither block is written (the paper's words would be copied)
+    bare = build_prompt("Leo", "Maya", [], [], "Hi", "plain")[1]["content"]
+    assert bare.startswith("Now, please role-play") and NO_MEMORIES not in bare
+
+
+def test_echo_generator_reads_the_plain_block_and_extra_headers():
+    plain = build_prompt("Leo", "Maya", [], [("maya", "has_pet", "cat")], "Hi", "plain")
+    assert MemoryEchoGenerator().generate(plain).text == "- maya has pet cat"
+    other = [{"role": "user", "content": "Memories:\n- (1 May) Tea\nQuestion?"}]
+    assert MemoryEchoGenerator().generate(other).text == "I see."
+    assert MemoryEchoGenerator(headers=("Memories:",)).generate(other).text == "- (1 May) Tea"
+
+
+@pytest.mark.parametrize("reply, lines, echo", [
+    ("<MEMORY>", [], True), ("  <CONTEXT> Drawing", [], True),
+    ("The memories linked to the ongoing conversation are:", [], True),
+    ("No relevant Memories.", [], True), ("Drawing from your recent conversation with Maya:", [], True),
+    ("What you remember about Maya and yourself", [], True),
+    ("maya -has_pet-> cat", ["maya -has_pet-> cat"], True), ("Maya has pet cat!", ["- maya has pet cat"], True),
+    ("Your cat is lovely!", ["- maya has pet cat"], False), ("I remember <3", [], False), ("", [], False),
+])
+def test_prompt_echo_is_markup_or_a_memory_line_copied_back(reply, lines, echo):
+    assert is_prompt_echo(reply, lines) is echo
 
 
 def test_paper_profile_needs_an_endpoint():

@@ -20,7 +20,7 @@ import platform
 import time
 from pathlib import Path
 
-from ..config import with_overrides
+from ..config import MEMORY_FORMATS, with_overrides
 from ..errors import DataError
 from ..io import atomic_write_text, check_output_file, data_path
 from .common import add_profile_option, checkpoint_from, finite_json, number, print_table, profile_from
@@ -98,8 +98,10 @@ def register(sub) -> None:
     p.add_argument("--reply-probe", type=number(int, 0), default=0, metavar="N",
                    help="local model: first generate N G-Long replies with 160 tokens and no first-line stop, "
                         "and report how they end (the evidence for the first-line default)")
-    p.add_argument("--memory-format", choices=("arrow", "ranked"), default="arrow",
-                   help="memory lines: the paper's 's -r-> o' or the reference code's ranked lines")
+    p.add_argument("--memory-format", choices=MEMORY_FORMATS, default=None,
+                   help="memory lines: the paper's 's -r-> o', the reference code's ranked lines, or plain "
+                        "(the prompt without its <CONTEXT>/<MEMORY> tags, memory lines as words); default: "
+                        "the profile's (offline: plain, measured in the README; paper: arrow)")
     p.add_argument("--context-scope", choices=("session", "dialogue"), default="session",
                    help="context: the current session (paper) or never reset (reference code)")
     p.add_argument("--compare", action="store_true",
@@ -157,7 +159,8 @@ def build_agents(args, generator, source) -> dict:
     """The agents of ``--methods`` (and the ranked-lines variant with ``--variants``)."""
     from ..agent import GLongAgent, make_agents
 
-    agents = make_agents(generator, args.methods, source=source, memory_format=args.memory_format)
+    memory_format = args.memory_format or profile_from(args).generator.memory_format
+    agents = make_agents(generator, args.methods, source=source, memory_format=memory_format)
     if wants_variants(args):
         agents[RANKED] = GLongAgent(generator, source, memory_format="ranked", name=RANKED)
     return agents
@@ -222,10 +225,13 @@ def run(args) -> int:
     result.settings.update({"data": path.name, "triples": mode, "salience": not args.no_salience,
                             "generator": getattr(generator, "name", args.generator), "seed": args.seed,
                             "tokens_only": args.generator == "tokens", "extractor_steps": profile.extractor.max_steps,
+                            "memory_format": args.memory_format or profile.generator.memory_format,
                             "reply_scale": "nlg_*: LD-Agent preprocessing + nlg-eval"})
     data = {**result.to_dict(), "run": {"seconds": round(time.perf_counter() - start, 1), "machine": machine()}}
     if args.compare:
         data["comparison"] = comparison(result, replies=args.generator != "tokens")
+        if args.generator != "tokens":
+            data["comparison"]["memory use"] = memory_use_report(path, result)
     if args.out:
         atomic_write_text(args.out, as_json(data))
     if args.json:
@@ -279,6 +285,24 @@ def comparison(result, replies: bool = True) -> dict:
     return out
 
 
+def memory_use_report(path: Path, result) -> list[dict] | None:
+    """The memory-use probe (:mod:`glong_lib.evaluation.memory_use`) when ``path`` is MSC JSONL whose
+    utterances carry gold persona facts, else None. Specific words are counted over every
+    conversation of the file, not only the ones scored."""
+    from ..evaluation.memory_use import memory_turns, memory_use
+    from ..loaders import load_conversations, load_msc_persona_facts
+
+    if path.is_dir() or path.suffix != ".jsonl":
+        return None
+    try:
+        facts = load_msc_persona_facts(path)
+    except DataError:
+        return None
+    if not any(fs for per in facts.values() for fs in per.values()):
+        return None
+    return memory_use(result.records, memory_turns(load_conversations(path), facts), result.methods)
+
+
 def pair_rows(result) -> list[dict]:
     """One row per pair of :data:`PAIRS` both run: differences (x100) with paired 95% intervals over
     conversations, on the nlg-eval scale and the smoothed one, and how often the memories agree."""
@@ -304,14 +328,18 @@ def pair_rows(result) -> list[dict]:
 
 
 def reply_health(result) -> list[dict]:
-    """Per method: replies that are empty or a copied prompt tag (``<MEMORY>``, ``<CONTEXT>``), and
-    the mean length: a 135M generator sometimes answers with the prompt's own markup."""
+    """Per method: replies that are empty or the prompt echoed back (a tag such as ``<MEMORY>``, a
+    header, or a memory line: :func:`~glong_lib.generation.is_prompt_echo`), and the mean length: a
+    135M generator sometimes answers with the prompt's own markup."""
+    from ..generation import is_prompt_echo
+
     rows = []
     for method in result.methods:
-        replies = [r["reply"] for r in result.records if r["method"] == method]
+        rows_of = [r for r in result.records if r["method"] == method]
+        replies = [r["reply"] for r in rows_of]
         rows.append({"method": method, "replies": len(replies),
                      "empty": sum(not x.strip() for x in replies),
-                     "prompt tag": sum(x.strip().startswith(("<MEMORY>", "<CONTEXT>")) for x in replies),
+                     "prompt echo": sum(is_prompt_echo(r["reply"], r["memories"]) for r in rows_of),
                      "mean words": round(sum(len(x.split()) for x in replies) / max(1, len(replies)), 1)})
     return rows
 
@@ -322,8 +350,18 @@ def print_comparison(report: dict) -> None:
         print("\nPaired differences (x100; mean [95% CI] over conversations; nlg-eval scale, then smoothed)")
         print_table(report["pairs"])
     if "health" in report:
-        print("\nReply health (how many replies are empty or a copied prompt tag)")
+        print("\nReply health (how many replies are empty or the prompt echoed back: a tag, a header or a memory line)")
         print_table(report["health"])
+    if report.get("memory use"):
+        print("\nMemory use: replies to turns whose gold reply recalls an earlier session's persona fact; "
+              "the share that say a recalled word (95% CI over conversations)")
+        print_table([{"method": r["method"], "memory turns": r["memory turns"],
+                      "reply uses memory": f"{r['reply uses memory']:.1%} [{r['ci low']:.1%}, {r['ci high']:.1%}]",
+                      "recalled word in memory lines": ("" if r["recalled word in memory lines"] is None
+                                                        else f"{r['recalled word in memory lines']:.1%}"),
+                      "- No history": (f"{r['- No history']:+.1%} [{r['diff ci low']:+.1%}, {r['diff ci high']:+.1%}]"
+                                       if "- No history" in r else "")}
+                     for r in report["memory use"]])
     cmp = report.get("glong_vs_long_context")
     if cmp is None:
         return

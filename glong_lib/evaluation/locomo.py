@@ -127,10 +127,21 @@ def evaluate_on_units(dialogues: Sequence[Conversation], units: Sequence[Convers
                       extractor=None, extractor_name: Optional[str] = None, progress: bool = True,
                       checkpoint: Optional[Checkpoint] = None, keep_unextracted: bool = False,
                       scorer=None) -> EvidenceEvaluation:
-    """The run behind :func:`evaluate_variants` on data already loaded (LoCoMo, LongMemEval): triples
-    extracted per unit conversation (cached), weighed by Eq. 3 when a salience ``scorer`` is given
-    (each unit's sessions read once, cached on disk: ``salience.cache``), then every variant on the
-    same questions."""
+    """The run behind :func:`evaluate_variants` on data already loaded (LoCoMo, LongMemEval): the
+    retrievers of :func:`unit_retrievers`, then every variant on the same questions."""
+    retrievers = unit_retrievers(dialogues, units, inside, encoder, variants, max(ks), extractor, extractor_name,
+                                 keep_unextracted, scorer)
+    result = evaluate_evidence(retrievers, inside, units, ks, progress, checkpoint)
+    result.excluded.update(excluded)
+    return result
+
+
+def unit_retrievers(dialogues: Sequence[Conversation], units: Sequence[Conversation], inside: Sequence[QA],
+                    encoder, variants: dict[str, tuple[str, RetrievalSettings]], k: int, extractor=None,
+                    extractor_name: Optional[str] = None, keep_unextracted: bool = False, scorer=None) -> dict:
+    """One retriever factory per variant over memories built from ``units``: triples extracted per
+    unit conversation (cached), weighed by Eq. 3 when a salience ``scorer`` is given (each unit's
+    sessions read once, cached on disk: ``salience.cache``), the encoder primed with every text."""
     needs_graph = any(method in GRAPH_METHODS for method, _ in variants.values())
     if extractor is None and needs_graph:
         raise DataError("graph methods need an extractor (this data has no gold triples)")
@@ -140,15 +151,12 @@ def evaluate_on_units(dialogues: Sequence[Conversation], units: Sequence[Convers
     if scorer is not None and triples:
         cached = cached_scorer(scorer)
         triples = {c.id: score_conversation(triples[c.id], cached, conversation=c) for c in units if c.id in triples}
-    encoder = primed_encoder(encoder, inside, units + dialogues, [t for ts in triples.values() for t in ts])
+    encoder = primed_encoder(encoder, inside, list(units) + list(dialogues), [t for ts in triples.values() for t in ts])
 
     def memory_for(conv, session):
         return memory_before(conv, session, encoder, triples[conv.id])
 
-    retrievers = make_variant_retrievers(variants, memory_for, encoder, max(ks), raw={c.id: c for c in dialogues})
-    result = evaluate_evidence(retrievers, inside, units, ks, progress, checkpoint)
-    result.excluded.update(excluded)
-    return result
+    return make_variant_retrievers(variants, memory_for, encoder, k, raw={c.id: c for c in dialogues})
 
 
 def evaluate_locomo(path, encoder, methods: Sequence[str] = DEFAULT_METHODS, ks: Sequence[int] = (1, 3, 5, 10),

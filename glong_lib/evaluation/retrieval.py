@@ -349,6 +349,16 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
 
     asked = {q.conversation for q in probes}
     conversations = [c for c in conversations if c.id in asked]  # encode only what is asked about
+    retrievers = probe_retrievers(probes, conversations, encoder, methods, max(ks), scorer, settings, variants)
+    return evaluate_evidence(retrievers, probes, conversations, ks, progress, checkpoint)
+
+
+def probe_retrievers(probes: Sequence[QA], conversations: Sequence[Conversation], encoder,
+                     methods: Sequence[str] = DEFAULT_METHODS, k: int = 10, scorer=None,
+                     settings: Optional[RetrievalSettings] = None,
+                     variants: Optional[dict[str, tuple[str, RetrievalSettings]]] = None) -> dict:
+    """The retrievers :func:`evaluate_probes` asks: per (conversation, session) a memory of the gold
+    triples of the sessions before, weighed by Eq. 3 with a ``scorer``."""
     scorer = None if scorer is None else cached_scorer(scorer)  # each session read once, here and in re-runs
     encoder = primed_encoder(encoder, probes, conversations, [t for c in conversations for t in gold_triples(c)])
 
@@ -359,7 +369,5 @@ def evaluate_probes(probes: Sequence[QA], conversations: Sequence[Conversation],
         return memory_before(conv, session, encoder, triples)
 
     if variants is None:
-        retrievers = make_retrievers(methods, memory_for, encoder, max(ks), settings)
-    else:
-        retrievers = make_variant_retrievers(variants, memory_for, encoder, max(ks))
-    return evaluate_evidence(retrievers, probes, conversations, ks, progress, checkpoint)
+        return make_retrievers(methods, memory_for, encoder, k, settings)
+    return make_variant_retrievers(variants, memory_for, encoder, k)

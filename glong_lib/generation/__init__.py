@@ -43,6 +43,8 @@ from .prompt import (  # noqa: F401
     MEMORY_FORMATS,
     MEMORY_HEADER,
     NO_MEMORIES,
+    PLAIN_CONTEXT_HEADER,
+    PLAIN_MEMORY_HEADER,
     SYSTEM_TEMPLATE,
     CachingGenerator,
     Generation,
@@ -57,6 +59,7 @@ from .prompt import (  # noqa: F401
     format_elapsed,
     format_memories,
     format_memory,
+    is_prompt_echo,
     messages_key,
 )
 from .remote import OpenAICompatibleGenerator

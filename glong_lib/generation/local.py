@@ -8,7 +8,16 @@ import re
 from typing import Optional
 
 from ..models import BUNDLED_SMOLLM2, load_causal_lm
-from .prompt import MEMORY_HEADER, NO_MEMORIES, CachingGenerator, Generation, Messages, ReplyCache, chat_token_ids
+from .prompt import (
+    MEMORY_HEADER,
+    NO_MEMORIES,
+    PLAIN_MEMORY_HEADER,
+    CachingGenerator,
+    Generation,
+    Messages,
+    ReplyCache,
+    chat_token_ids,
+)
 
 # --------------------------------------------------------------------------- local backend
 
@@ -112,7 +121,8 @@ class _FirstLineDone:
 
 class MemoryEchoGenerator:
     """A model-free generator for pipeline checks and tests: it answers with the first memory line
-    of the prompt (or ``fallback`` when there is none), so runs take milliseconds and every
+    of the prompt, the line after a memory header (the paper's, the plain one, or one of ``headers``),
+    or ``fallback`` when there is none, so runs take milliseconds and every
     number downstream (tokens, context handling, scores) is still computed for real.
 
     Tokens are counted with ``tokenizer`` when given (through its chat template when it has one:
@@ -130,8 +140,9 @@ class MemoryEchoGenerator:
     name = "memory-echo (no model)"
 
     def __init__(self, fallback: str = "I see.", context_window: int = 8192, max_new_tokens: int = 48,
-                 tokenizer=None):
+                 tokenizer=None, headers: tuple[str, ...] = ()):
         self.fallback = fallback
+        self.headers = (MEMORY_HEADER.split("\n")[-1], PLAIN_MEMORY_HEADER.split("{")[0], *headers)
         self.context_window = int(context_window)
         self.max_new_tokens = int(max_new_tokens)
         self.tokenizer = tokenizer
@@ -152,8 +163,8 @@ class MemoryEchoGenerator:
 
     def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
         lines = messages[-1]["content"].split("\n")
-        header = MEMORY_HEADER.split("\n")[-1]
-        first = lines[lines.index(header) + 1] if header in lines else NO_MEMORIES
+        at = next((i for i, line in enumerate(lines) if line.startswith(self.headers)), None)
+        first = NO_MEMORIES if at is None or at + 1 >= len(lines) else lines[at + 1]
         text = self.fallback if first == NO_MEMORIES else first
         return Generation(text, self.count_tokens(messages), self._count(text))
 

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence, Union
 
+from ..config import MEMORY_FORMATS  # noqa: F401  (re-exported)
 from ..errors import DataError, GenerationError  # noqa: F401  (GenerationError: re-exported)
 from ..schema import MemoryEdge, Triple
 
@@ -21,7 +22,8 @@ MEMORY_HEADER = "<MEMORY>\nThe memories linked to the ongoing conversation are:"
 INSTRUCTION_TEMPLATE = ("Now, please role-play as {agent} to continue the dialogue between {agent} and {user}. "
                         "{user} said: {utterance} Please respond to {user}'s statement:")
 NO_MEMORIES = "No relevant Memories."
-MEMORY_FORMATS = ("arrow", "ranked")
+PLAIN_CONTEXT_HEADER = "Your conversation with {user} so far:"
+PLAIN_MEMORY_HEADER = "What you remember about {user} and yourself from earlier conversations:"
 
 Messages = list[dict[str, str]]
 MemoryItem = Union[MemoryEdge, Triple, tuple, str]
@@ -64,11 +66,14 @@ def _parts(item: MemoryItem) -> tuple[str, str, str]:
 def format_memory(item: MemoryItem, memory_format: str = "arrow", rank: int = 1,
                   now_s: Optional[float] = None) -> str:
     """One memory line. Strings (raw turns of the RAG baselines) pass through unchanged in the
-    arrow format and get the rank prefix in the ranked one. The ranked format's "ago" counts from
-    the edge's *creation* time, as in the reference code (Eq. 4 uses the last access instead).
+    arrow format, get the rank prefix in the ranked one and a dash in the plain one. The ranked
+    format's "ago" counts from the edge's *creation* time, as in the reference code (Eq. 4 uses the
+    last access instead). The plain format writes a triple as words: no arrows, no underscores.
 
     >>> format_memory(("Maya", "has_pet", "cat"))
     'Maya -has_pet-> cat'
+    >>> format_memory(("Maya", "has_pet", "cat"), "plain")
+    '- Maya has pet cat'
     >>> e = MemoryEdge("Maya", "has_pet", "cat", 1.0, created_s=0.0, last_access_s=0.0)
     >>> format_memory(e, "ranked", rank=2, now_s=2 * 86400 + 300)
     '[Rank 2] (Active 2.0 days 0.0 hours 5.0 minutes ago) Maya has_pet cat'
@@ -76,10 +81,12 @@ def format_memory(item: MemoryItem, memory_format: str = "arrow", rank: int = 1,
     if memory_format not in MEMORY_FORMATS:
         raise DataError(f"unknown memory format '{memory_format}' (choose from {', '.join(MEMORY_FORMATS)})")
     if isinstance(item, str):
-        return item if memory_format == "arrow" else f"[Rank {rank}] {item}"
+        return {"arrow": item, "plain": f"- {item}"}.get(memory_format, f"[Rank {rank}] {item}")
     s, r, o = _parts(item)
     if memory_format == "arrow":
         return f"{s} -{r}-> {o}"
+    if memory_format == "plain":
+        return f"- {s} {r.replace('_', ' ')} {o}"
     label = ""
     if isinstance(item, MemoryEdge) and now_s is not None:
         label = f"(Active {format_elapsed(now_s - item.created_s)} ago) "
@@ -98,14 +105,28 @@ def build_prompt(agent_name: str, user_name: str, context_lines: Sequence[str], 
                  utterance: str, memory_format: str = "arrow", now_s: Optional[float] = None) -> Messages:
     """The paper's prompt as chat messages: the system line, then one user message with
     ``<CONTEXT>`` (the recent dialogue), ``<MEMORY>`` (the retrieved memories) and the
-    role-play instruction carrying the user's utterance (see the module docstring)."""
+    role-play instruction carrying the user's utterance (see the module docstring).
+
+    ``memory_format="plain"`` keeps the words and drops the markup: no ``<CONTEXT>``/``<MEMORY>``
+    tags, memory lines as dashed phrases under a plain header, and a block left out when it is empty
+    (the paper's ``No relevant Memories.``, like its tags, is text a 135M model copies as its reply).
+
+    >>> print(build_prompt("Leo", "Maya", [], [("maya", "has_pet", "cat")], "Hi!", "plain")[1]["content"])
+    What you remember about Maya and yourself from earlier conversations:
+    - maya has pet cat
+    Now, please role-play as Leo to continue the dialogue between Leo and Maya. Maya said: Hi! Please respond to Maya's statement:
+    """  # noqa: E501 (a doctest's expected output line)
     if not str(utterance).strip():
         raise DataError("the user's utterance is empty")
-    user = "\n".join([
-        CONTEXT_HEADER.format(user=user_name), *context_lines,
-        MEMORY_HEADER, format_memories(memories, memory_format, now_s),
-        INSTRUCTION_TEMPLATE.format(agent=agent_name, user=user_name, utterance=str(utterance).strip()),
-    ])
+    instruction = INSTRUCTION_TEMPLATE.format(agent=agent_name, user=user_name, utterance=str(utterance).strip())
+    if memory_format == "plain":
+        blocks = [[PLAIN_CONTEXT_HEADER.format(user=user_name), *context_lines] if context_lines else [],
+                  [PLAIN_MEMORY_HEADER.format(user=user_name), format_memories(memories, memory_format, now_s)]
+                  if memories else []]
+        user = "\n".join([*blocks[0], *blocks[1], instruction])
+    else:
+        user = "\n".join([CONTEXT_HEADER.format(user=user_name), *context_lines,
+                          MEMORY_HEADER, format_memories(memories, memory_format, now_s), instruction])
     return [{"role": "system", "content": SYSTEM_TEMPLATE.format(agent=agent_name)},
             {"role": "user", "content": user}]
 
@@ -156,6 +177,28 @@ def clean_reply(text: str, agent_name: Optional[str] = None, first_line: bool = 
     if not first_line:
         return text.strip()
     return next((line.strip() for line in text.split("\n") if line.strip()), "")
+
+
+def _bare(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().lstrip("-").strip().rstrip(".!?:").lower())
+
+
+def is_prompt_echo(reply: str, memory_lines: Sequence[str] = ()) -> bool:
+    """Whether a reply is the prompt's own markup or one of its memory lines copied back, not an
+    answer: it starts with a ``<TAG>``, or it is (case, a leading dash and end punctuation aside) a
+    header or ``No relevant Memories.`` of either memory format, or one of ``memory_lines``.
+
+    >>> [is_prompt_echo(r) for r in ("<MEMORY>", "No relevant memories", "Sure, I remember!")]
+    [True, True, False]
+    >>> is_prompt_echo("maya has pet cat.", ["- maya has pet cat"])
+    True
+    """
+    fixed = [MEMORY_HEADER, CONTEXT_HEADER, NO_MEMORIES, PLAIN_CONTEXT_HEADER, PLAIN_MEMORY_HEADER]
+    bare = _bare(reply)
+    if re.match(r"\s*<[A-Z]+>", reply):
+        return True
+    headers = {_bare(line.split("{user}")[0]) for h in fixed for line in h.split("\n")}
+    return (bool(bare) and any(h and bare.startswith(h) for h in headers)) or bare in {_bare(m) for m in memory_lines}
 
 
 def messages_key(messages: Messages) -> str:

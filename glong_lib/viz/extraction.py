@@ -69,11 +69,16 @@ def confusion_counts(pairs: Sequence[tuple[str, str]], top: int = 10) -> tuple[l
     return rows, cols, [[counts[(g, p)] for p in cols] for g in rows]
 
 
-def plot_confusions(pairs: Sequence[tuple[str, str]], top: int = 10, title: Optional[str] = None):
+def plot_confusions(pairs: Sequence[tuple[str, str]], top: int = 10, title: Optional[str] = None,
+                    mark_right: bool = True):
     """Heat map of gold relation (rows) against predicted relation (columns) for aligned triples
-    (``evaluation.extraction.align_relations``); the diagonal block is what the model got right."""
+    (``evaluation.extraction.align_relations``); the diagonal block is what the model got right.
+    With ``mark_right`` (the default) a colorbar gives the counts and the diagonal cells (gold =
+    predicted) are outlined, with a legend, so a right cell never looks like a wrong one."""
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.ticker import MaxNLocator
 
     rows, cols, cells = confusion_counts(pairs, top)
     fig, ax = plt.subplots(figsize=(max(5, 0.45 * len(cols) + 2), max(3, 0.4 * len(rows) + 1.5)))
@@ -82,7 +87,7 @@ def plot_confusions(pairs: Sequence[tuple[str, str]], top: int = 10, title: Opti
         ax.set_axis_off()
         return fig
     data = np.array(cells)
-    ax.imshow(data, cmap="Blues")
+    image = ax.imshow(data, cmap="Blues", vmin=0)
     ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), rows, fontsize=8)
     for i in range(len(rows)):
@@ -93,7 +98,20 @@ def plot_confusions(pairs: Sequence[tuple[str, str]], top: int = 10, title: Opti
     ax.set_xlabel("predicted relation")
     ax.set_ylabel("gold relation")
     ax.set_title(title or "Relations of aligned triples (fine-tuned)")
-    fig.tight_layout()
+    if not mark_right:
+        fig.tight_layout()
+        return fig
+    bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.03)
+    bar.set_label("aligned triples", fontsize=8)
+    bar.ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    bar.ax.tick_params(labelsize=7)
+    for i in range(len(rows)):  # columns start with the rows' own names: cell (i, i) is the right relation
+        ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="tab:orange", linewidth=2.2,
+                               clip_on=False))
+    fig.legend(handles=[Patch(facecolor="none", edgecolor="tab:orange", linewidth=2.2,
+                              label="gold = predicted (right relation); any other cell is a confusion")],
+               loc="lower center", fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.35 / fig.get_size_inches()[1], 1, 1))
     return fig
 
 

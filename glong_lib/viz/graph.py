@@ -18,6 +18,34 @@ NEW_COLOUR = "#2a9d3f"
 SPEAKER_COLOUR = "#e07a5f"
 
 
+def edge_width(weight: float) -> float:
+    """Line width of an edge of weight ``weight`` (clipped to [0, 1]): 0.6 at 0, 3.0 at 1."""
+    return 0.6 + 2.4 * max(0.0, min(1.0, weight))
+
+
+def legend_handles(speakers: bool = True, new: bool = False, superseded: bool = False,
+                   weights: Sequence[float] = (0.0, 0.5, 1.0)) -> list:
+    """Legend entries for the memory drawings: speaker and entity nodes, the green outline of
+    entities new in a session (``new``), one edge per weight in ``weights`` drawn at its width,
+    and the grey dashed superseded edge (``superseded``). Pass them to ``ax.legend(handles=...)``."""
+    from matplotlib.lines import Line2D
+
+    handles = []
+    if speakers:
+        handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc=SPEAKER_COLOUR, mec="#555555", label="speaker"))
+    handles.append(Line2D([], [], ls="", marker="o", ms=7, mfc=NODE_COLOUR, mec="#555555",
+                          label="entity (size grows with its facts)"))
+    if new:
+        handles.append(Line2D([], [], ls="", marker="o", ms=7, mfc=NODE_COLOUR, mec=NEW_COLOUR, mew=2.0,
+                              label="entity first seen in this session (named)"))
+    for w in weights:
+        handles.append(Line2D([], [], color=CURRENT_COLOUR, lw=edge_width(w), label=f"fact of weight {w:g} (width)"))
+    if superseded:
+        handles.append(Line2D([], [], color=SUPERSEDED_COLOUR, lw=1.5, ls="--", alpha=0.8,
+                              label="superseded fact (kept, not current)"))
+    return handles
+
+
 def select_edges(mem: GraphMemory, entities: Union[str, Iterable[str], None] = None, hops: int = 1,
                  max_nodes: int = 40, upto_session: Optional[int] = None) -> list[int]:
     """The edges to draw: the ``hops`` neighbourhood of ``entities`` (an ego view) or, with no
@@ -98,8 +126,8 @@ def layout(mem: GraphMemory, eids: Sequence[int], seed: int = 42) -> dict[str, t
 def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nodes: int = 40,
                 upto_session: Optional[int] = None, pos: Optional[dict] = None, edge_labels: Optional[bool] = None,
                 title: Optional[str] = None, seed: int = 42, speakers: Sequence[str] = (),
-                node_scale: float = 1.0, font_size: int = 8, label_nodes: Optional[Iterable[str]] = None,
-                new_nodes: Iterable[str] = ()):
+                node_scale: float = 1.0, font_size: float = 8, label_nodes: Optional[Iterable[str]] = None,
+                new_nodes: Iterable[str] = (), label_outward: bool = False):
     """Draw (part of) the memory on ``ax`` and return the figure.
 
     Node area grows with degree (in the drawn part), edge width with weight; current edges are
@@ -107,7 +135,9 @@ def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nod
     give an ego view, ``upto_session`` the memory as it was after that session, ``pos`` fixed
     positions (to compare stages). Relation names are written on the edges when the drawing is
     small enough to read them (``edge_labels`` forces it either way). ``label_nodes`` limits
-    which nodes get a name; ``new_nodes`` are outlined in green."""
+    which nodes get a name; ``new_nodes`` are outlined in green. With ``label_outward`` a name is
+    written beside its node on the side away from its neighbours (so it does not sit on the node's
+    own edges) instead of just above it."""
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 7))
     eids = select_edges(mem, entities, hops, max_nodes, upto_session)
@@ -131,9 +161,24 @@ def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nod
     # names sit just above their node (speakers on it), so the node's outline stays visible
     ys = [y for _, y in pos.values()] or [0.0]
     dy = 0.035 * ((max(ys) - min(ys)) or 1.0)
-    label_pos = {n: (pos[n][0], pos[n][1] + (0 if n in speaker_nodes else dy)) for n in labels}
-    nx.draw_networkx_labels(g, label_pos, labels=labels, ax=ax, font_size=font_size,
-                            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.75})
+    box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.75}
+    if label_outward:
+        xs = [x for x, _ in pos.values()] or [0.0]
+        off = 0.03 * max((max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0)
+        for n, name in labels.items():
+            x, y = pos[n]
+            nbrs = [pos[m] for m in set(g.predecessors(n)) | set(g.successors(n)) if m != n]
+            cx = sum(p[0] for p in nbrs) / len(nbrs) if nbrs else x   # away from the neighbours' centre
+            cy = sum(p[1] for p in nbrs) / len(nbrs) if nbrs else y - 1
+            ux, uy = x - cx, y - cy
+            norm = math.hypot(ux, uy)
+            ux, uy = (ux / norm, uy / norm) if norm and n not in speaker_nodes else (0.0, 0.0)
+            ax.text(x + off * ux, y + off * uy, name, fontsize=font_size, bbox=box, zorder=5,
+                    ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
+                    va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
+    else:
+        label_pos = {n: (pos[n][0], pos[n][1] + (0 if n in speaker_nodes else dy)) for n in labels}
+        nx.draw_networkx_labels(g, label_pos, labels=labels, ax=ax, font_size=font_size, bbox=box)
     if edge_labels if edge_labels is not None else len(eids) <= 30:
         _draw_relation_labels(mem, g, pos, ax)
     ax.set_title(title if title is not None else f"{len(nodes)} entities, {len(eids)} facts", fontsize=10)
@@ -152,7 +197,7 @@ def _draw_edges(mem: GraphMemory, g: nx.MultiDiGraph, pos: dict, ax, upto_sessio
         seen[pair] = nth + 1
         old = superseded_at(mem, e, upto_session)
         nx.draw_networkx_edges(
-            g, pos, edgelist=[(u, v)], ax=ax, width=0.6 + 2.4 * max(0.0, min(1.0, m.weight)),
+            g, pos, edgelist=[(u, v)], ax=ax, width=edge_width(m.weight),
             edge_color=SUPERSEDED_COLOUR if old else CURRENT_COLOUR, style="dashed" if old else "solid",
             alpha=0.7 if old else 0.9, arrows=True, arrowsize=10,
             connectionstyle=f"arc3,rad={0.12 * nth * (-1) ** nth}", node_size=300)
@@ -172,10 +217,14 @@ def _draw_relation_labels(mem: GraphMemory, g: nx.MultiDiGraph, pos: dict, ax) -
 
 
 def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_nodes: int = 40, seed: int = 42,
-                speakers: Sequence[str] = (), ncols: int = 3, panel_size: float = 4.6):
+                speakers: Sequence[str] = (), ncols: int = 3, panel_size: float = 4.6, legend: bool = True,
+                font_size: float = 7, label_outward: bool = True):
     """One panel per session: the memory as it stood after it, on fixed positions (from the
     final graph) so that growth is easy to follow. Only the speakers and the entities new in
-    that session are named (outlined in green), so each panel shows what the session added."""
+    that session are named (outlined in green), so each panel shows what the session added.
+    With ``legend`` a key (outline, node kinds, edge width by weight, superseded edges when there
+    are any) fills the first empty panel, or sits under the panels when none is empty;
+    ``label_outward`` writes each name on the side of its node away from its edges."""
     if sessions is None:
         sessions = [r["session"] for r in mem.growth()]
     pos = layout(mem, select_edges(mem, max_nodes=max_nodes), seed)
@@ -186,17 +235,28 @@ def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_
         eids = select_edges(mem, max_nodes=max_nodes, upto_session=s)
         new = [n for n in mem.graph if mem.graph.nodes[n].get("first_session") == s]
         draw_memory(mem, ax=ax, max_nodes=max_nodes, upto_session=s, pos=pos, edge_labels=False,
-                    speakers=speakers, node_scale=0.45, font_size=7, new_nodes=new,
-                    label_nodes=set(new) | {mem.resolve(x) for x in speakers},
+                    speakers=speakers, node_scale=0.45, font_size=font_size, new_nodes=new,
+                    label_nodes=set(new) | {mem.resolve(x) for x in speakers}, label_outward=label_outward,
                     title=f"after session {s}: {len(eids)} facts, {len(new)} new entities")
     xs, ys = [x for x, _ in pos.values()] or [0.0], [y for _, y in pos.values()] or [0.0]
     padx, pady = 0.15 * ((max(xs) - min(xs)) or 1.0), 0.08 * ((max(ys) - min(ys)) or 1.0)
     for ax in list(axes.flat)[:len(sessions)]:  # one frame for all panels: nodes stay put
         ax.set_xlim(min(xs) - padx, max(xs) + padx)
         ax.set_ylim(min(ys) - pady, max(ys) + 2 * pady)
-    for ax in list(axes.flat)[len(sessions):]:
+    spare = list(axes.flat)[len(sessions):]
+    for ax in spare:
         ax.axis("off")
-    fig.tight_layout()
+    if not legend:
+        fig.tight_layout()
+        return fig
+    handles = legend_handles(speakers=bool(speakers), new=True,
+                             superseded=any(superseded_at(mem, e) for e in select_edges(mem, max_nodes=max_nodes)))
+    if spare:
+        spare[0].legend(handles=handles, loc="center", fontsize=9, frameon=False, title="key", title_fontsize=9)
+        fig.tight_layout()
+    else:
+        fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), fontsize=8, frameon=False)
+        fig.tight_layout(rect=(0, 0.7 / fig.get_size_inches()[1], 1, 1))
     return fig
 
 

@@ -17,6 +17,13 @@ def _clean(token: str) -> str:
     return token.replace("▁", "").replace("Ġ", "").replace("##", "-") or "␣"
 
 
+def _label_chance(ax, label: str, x: float = 0.5) -> None:
+    """Write ``label`` just above the axes at the dashed chance line ``x`` (nothing when empty)."""
+    if label:
+        ax.annotate(label, xy=(x, 1), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=7)
+
+
 def _mark_spans(ax, spans, labels, n_cols: int, vertical: bool = False) -> None:
     """Coloured brackets beside each triple's rows and a thin line between triples."""
     for k, ((a, b), label) in enumerate(zip(spans, labels)):
@@ -98,8 +105,11 @@ def plot_triple_weights(triples, weights: Sequence[float], ax=None, title: str =
     return ax.figure
 
 
-def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track the reference summary?"):
-    """Bars of AUC per method (rows with 'method' and 'AUC'), the chance line at 0.5."""
+def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track the reference summary?",
+             chance_label: str = "chance"):
+    """Bars of AUC per method (rows with 'method' and 'AUC'), the chance line at 0.5 (labelled
+    ``chance_label`` above the axes; "" for none). A value label that would run past the right
+    frame is written inside its bar instead."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows)))
     names = [r["method"] for r in rows]
@@ -107,23 +117,31 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
     colours = ["#3b75af" if i == 0 else "#9a9a9a" for i in range(len(rows))]
     ax.barh(names, values, color=colours)
     for i, (row, v) in enumerate(zip(rows, values)):
+        lo, hi = v, v
         if "95% interval" in row:  # "lo-hi" from the bootstrap: draw it as an error bar
             lo, hi = (float(x) for x in row["95% interval"].split("-"))
             ax.plot([lo, hi], [i, i], color="k", lw=1.2)
-        ax.text(max(v, float(row.get("95% interval", "0-0").split("-")[1])) + 0.01, i, f"{v:.3f}",
-                va="center", fontsize=8)
+        if max(v, hi) + 0.01 > 0.9:  # no room before the frame: inside the bar, left of the interval
+            ax.text(min(v, lo) - 0.01, i, f"{v:.3f}", va="center", ha="right", fontsize=8,
+                    color="white" if colours[i] == "#3b75af" else "black")
+        else:
+            ax.text(max(v, hi) + 0.01, i, f"{v:.3f}", va="center", fontsize=8)
     ax.axvline(0.5, color="k", lw=0.8, ls="--")
     ax.set_xlim(0, 1)
     ax.invert_yaxis()
     ax.set_xlabel("AUC with 95% interval (label: subject or object appears in the reference summary)")
-    ax.set_title(title, fontsize=10)
+    _label_chance(ax, chance_label)
+    ax.set_title(title, fontsize=10, pad=12 if chance_label else 6)
     return ax.figure
 
 
-def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width: int = 100):
+def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width: int = 100, key: bool = True,
+                            label_width: int = 44):
     """The decoder-only source's reading of a session: the transcript in a fixed-width font, each
     token shaded by the attention mass the summary rows put on it (Eq. 1 summed over rows, the
-    chosen layer); tokens that carry a triple are outlined in that triple's colour."""
+    chosen layer); tokens that carry a triple are outlined in that triple's colour (a token that
+    several triples share takes the first one's). With ``key`` a legend under the transcript maps
+    each colour to its triple, numbered T1, T2, ... as in :func:`plot_cross_attention`."""
     mass = result.attention.sum(axis=1)
     owner = {}
     for k, pos in enumerate(result.positions or []):
@@ -157,21 +175,32 @@ def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width:
     ax.set_xlim(-1, width + 1)
     ax.set_ylim(len(lines) - 0.5, -0.5)
     ax.axis("off")
+    if key and result.positions is not None and len(result.triples):
+        handles = [plt.Rectangle((0, 0), 1, 1, facecolor="none", lw=1.2,
+                                 edgecolor=_SPAN_COLOURS[k % len(_SPAN_COLOURS)],
+                                 label=f"T{k + 1}  " + textwrap.shorten(t.text(), label_width)
+                                 + ("" if result.positions[k] else "  (words never said: no outline)"))
+                   for k, t in enumerate(result.triples)]
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, 0), ncol=2, fontsize=7, frameon=False,
+                  title="outline colour = triple (a word shared by several triples: the first one's colour)",
+                  title_fontsize=7, alignment="left")
     ax.set_title(title or ("Attention from the summary rows onto the dialogue (darker = more); outlined: triple words\n"
                            "summary: " + textwrap.shorten(result.summary, 110)), fontsize=9, loc="left")
     return ax.figure
 
 
 def plot_layer_curve(curves: dict, chosen: Optional[int] = None, ax=None,
-                     title: str = "Which layer's attention tracks the summary? (selection split)"):
-    """Mean within-dialogue AUC per layer, one line per aggregate; the chosen layer marked."""
+                     title: str = "Which layer's attention tracks the summary? (selection split)",
+                     chance_label: str = "chance (0.5)"):
+    """Mean within-dialogue AUC per layer, one line per aggregate; the chosen layer marked; the
+    dashed chance line named ``chance_label`` in the legend ("" for no entry)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.2))
     for name, values in curves.items():
         ax.plot(range(len(values)), values, marker="o", ms=3, label=name)
     if chosen is not None:
         ax.axvline(chosen, color="#c44e52", lw=1, ls=":", label=f"chosen: layer {chosen}")
-    ax.axhline(0.5, color="k", lw=0.8, ls="--")
+    ax.axhline(0.5, color="k", lw=0.8, ls="--", label=chance_label or None)
     ax.set_xlabel("decoder layer (0 = first)")
     ax.set_ylabel("mean within-dialogue AUC")
     ax.legend(fontsize=8)
@@ -180,8 +209,10 @@ def plot_layer_curve(curves: dict, chosen: Optional[int] = None, ax=None,
 
 
 def plot_added_value(added: dict, ax=None,
-                     title: str = "Out of sample: does the weight add to position, length, frequency?"):
-    """Two bars (covariates alone, covariates + weight) and the paired difference with its interval."""
+                     title: str = "Out of sample: does the weight add to position, length, frequency?",
+                     chance_label: str = "chance"):
+    """Two bars (covariates alone, covariates + weight) and the paired difference with its interval;
+    the dashed chance line at 0.5 labelled ``chance_label`` above the axes ("" for none)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 2.2))
     names = ["covariates", "covariates + weight"]
@@ -194,7 +225,8 @@ def plot_added_value(added: dict, ax=None,
     ax.set_xlabel("mean within-dialogue AUC (report split); "
                   f"added {d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
     ax.invert_yaxis()
-    ax.set_title(title, fontsize=10)
+    _label_chance(ax, chance_label)
+    ax.set_title(title, fontsize=10, pad=12 if chance_label else 6)
     return ax.figure
 
 

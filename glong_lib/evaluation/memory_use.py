@@ -1,0 +1,136 @@
+"""Does the memory reach the reply? A probe that counts no n-grams (issue 28).
+
+BLEU and ROUGE reward any reply that shares words with the gold one, remembered or not. This probe
+asks one narrower question on real MSC data, whose utterances carry gold persona facts
+(``persona_text``):
+
+* a scored turn is a **memory turn** when its gold reply *recalls* an earlier session: it says a
+  specific word (a stem used in under 0.5% of the data set's utterances: names, places, hobbies,
+  not "like" or "good") that a gold persona fact of an earlier session holds and that the current
+  session has not said yet (the user's utterance and every turn before it);
+* a reply **uses memory** when it says one of the words the gold reply recalled.
+
+The share of memory turns whose reply uses memory is compared between methods, with intervals over
+conversations (the turns of one conversation are not independent). A method that never sees the
+earlier sessions can still say such a word by chance; the no-history method measures that chance.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..errors import DataError
+from ..schema import Conversation
+from ..text import content_stems
+from .metrics import paired_bootstrap
+
+#: A stem is *specific* when fewer than this share of the data set's utterances say it.
+SPECIFIC_SHARE = 0.005
+
+#: (conversation id, turn id of the user's utterance) -> the stems the gold reply recalled.
+MemoryTurns = dict[tuple[str, str], frozenset]
+
+
+def specific_stems(texts: Iterable[str], max_share: float = SPECIFIC_SHARE) -> set[str]:
+    """The content stems said in fewer than ``max_share`` of ``texts`` (a document-frequency cut, as
+    an IDF weight would make it).
+
+    >>> sorted(specific_stems(["I like tea", "I like Boston", "I like cats", "tea again"], max_share=0.3))
+    ['again', 'boston', 'cat']
+    """
+    seen: Counter = Counter()
+    n = 0
+    for text in texts:
+        n += 1
+        seen.update(content_stems(text))
+    if n == 0:
+        raise DataError("specific_stems needs at least one text")
+    return {w for w, c in seen.items() if c / n < max_share}
+
+
+def recalled_stems(reference: str, present: Sequence[str], earlier_facts: Sequence[str],
+                   specific: set[str]) -> frozenset:
+    """The specific stems the gold ``reference`` reply takes from ``earlier_facts`` that the texts
+    ``present`` in the session so far have not said.
+
+    >>> recalled_stems("How was Boston? And the cats?", ["I am back!"],
+    ...                ["I live in Boston.", "I have two cats."], {"boston", "cat", "back"})
+    frozenset({'boston', 'cat'})
+    >>> recalled_stems("How was Boston?", ["Back from Boston!"], ["I live in Boston."], {"boston"})
+    frozenset()
+    """
+    facts = set().union(*(content_stems(f) for f in earlier_facts)) if earlier_facts else set()
+    said = set().union(*(content_stems(t) for t in present)) if present else set()
+    return frozenset((content_stems(reference) & facts & specific) - said)
+
+
+def uses_memory(reply: str, recalled: Iterable[str]) -> bool:
+    """Whether ``reply`` says one of the ``recalled`` stems.
+
+    >>> uses_memory("Did you enjoy Boston?", {"boston"}), uses_memory("Nice!", {"boston"})
+    (True, False)
+    """
+    return bool(content_stems(reply) & set(recalled))
+
+
+def memory_turns(conversations: Sequence[Conversation], facts: Mapping[str, Mapping[int, Sequence[str]]],
+                 max_share: float = SPECIFIC_SHARE) -> MemoryTurns:
+    """Every turn of every conversation whose next turn (the gold reply) recalls an earlier session,
+    keyed by (conversation id, the turn's id), with the stems it recalls. ``facts`` maps a
+    conversation id to its sessions' gold persona facts (:func:`glong_lib.loaders.load_msc_persona_facts`);
+    specific stems are counted over every utterance of ``conversations``."""
+    specific = specific_stems((t.text for c in conversations for t in c.turns()), max_share)
+    out: MemoryTurns = {}
+    for conv in conversations:
+        by_session = facts.get(conv.id, {})
+        for session in conv.sessions:
+            earlier = [f for index, fs in by_session.items() if index < session.index for f in fs]
+            if not earlier:
+                continue
+            turns = session.turns
+            for j in range(len(turns) - 1):
+                recalled = recalled_stems(turns[j + 1].text, [t.text for t in turns[: j + 1]], earlier, specific)
+                if recalled:
+                    out[(conv.id, turns[j].id)] = recalled
+    return out
+
+
+def gold_triple_facts(conversations: Sequence[Conversation]) -> dict[str, dict[int, list[str]]]:
+    """A stand-in for MSC's persona facts on data that carries gold triples instead (the shipped
+    samples): each gold triple as its words, per conversation and session, for :func:`memory_turns`."""
+    return {c.id: {s.index: [" ".join(t.text().replace("_", " ").split()) for u in s.turns for t in u.triples]
+                   for s in c.sessions} for c in conversations}
+
+
+def memory_use(records: Sequence[dict[str, Any]], turns: MemoryTurns, methods: Sequence[str],
+               baseline: str = "No history") -> list[dict[str, Any]]:
+    """Per method, over the scored replies that answer a memory turn: how many there are, the share
+    whose reply uses memory (95% interval over conversations), the share whose memory lines in the
+    prompt held a recalled word (None for methods without memory lines), and the difference to
+    ``baseline`` paired on the same turns (interval over conversations)."""
+    by_method = {m: {(r["conversation"], r["turn_id"]): r for r in records if r["method"] == m
+                     and (r["conversation"], r["turn_id"]) in turns} for m in methods}
+    base = by_method.get(baseline, {})
+    rows = []
+    for method in methods:
+        rs = by_method[method]
+        if not rs:
+            continue
+        keys = sorted(rs)
+        used = [float(uses_memory(rs[k]["reply"], turns[k])) for k in keys]
+        groups = [k[0] for k in keys]
+        ci = paired_bootstrap(used, [0.0] * len(used), groups=groups)
+        shown = [float(uses_memory(" ".join(rs[k]["memories"]), turns[k])) for k in keys]
+        row = {"method": method, "memory turns": len(keys), "conversations": len(set(groups)),
+               "reply uses memory": sum(used) / len(used), "ci low": ci["ci_low"], "ci high": ci["ci_high"],
+               "recalled word in memory lines": (sum(shown) / len(shown)
+                                                 if any(rs[k]["memories"] for k in keys) else None)}
+        paired = [k for k in keys if k in base]
+        if method != baseline and paired:
+            d = paired_bootstrap([float(uses_memory(rs[k]["reply"], turns[k])) for k in paired],
+                                 [float(uses_memory(base[k]["reply"], turns[k])) for k in paired],
+                                 groups=[k[0] for k in paired])
+            row.update({f"- {baseline}": d["mean_diff"], "diff ci low": d["ci_low"], "diff ci high": d["ci_high"]})
+        rows.append(row)
+    return rows
