@@ -97,7 +97,7 @@ def probes(args) -> dict:
     convs = load_conversations(data_path("conversations"))
     qs = load_probes(data_path("probes.jsonl"))
     retrievers = probe_retrievers(qs, convs, load_encoder(args.profile), k=K, variants=VARIANTS)
-    echo = MemoryEchoGenerator(headers=(QA_MEMORY_HEADER,))
+    echo = MemoryEchoGenerator(headers=(QA_MEMORY_HEADER.split("{")[0],))
     result = answer_questions(retrievers, qs, convs, echo, k=K, progress=False)
     print(f"probes: {len(qs)} questions, model-free echo generator (answers with the first memory line)")
     return report(result, time.perf_counter() - start)

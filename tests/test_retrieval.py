@@ -348,6 +348,10 @@ def test_figures(memory):
     widths = [p.get_width() for p in fig.axes[0].patches]
     assert sum(widths) == pytest.approx(sum(t.score for t in trace.rerank))
     assert draw_retrieval(memory, trace) is not None
+    outward = draw_retrieval(memory, trace, label_outward=True).axes[0]   # every drawn node named once, beside it
+    names = [text.get_text() for text in outward.texts]
+    assert len(names) == len({n.split("\n")[0] for n in names}) > 0
+    assert any(n.split("\n")[1].startswith("anchor ") for n in names if "\n" in n)  # the cosine under an anchor's name
     fig2 = plot_recall_curves({"a": {1: 0.2, 3: 0.5}}, paper=RE.PAPER_LME_FIGURE4)
     assert len(fig2.axes[0].lines) == 1 + len(RE.PAPER_LME_FIGURE4)
     plt.close("all")

@@ -231,7 +231,9 @@ def run(args) -> int:
     if args.compare:
         data["comparison"] = comparison(result, replies=args.generator != "tokens")
         if args.generator != "tokens":
-            data["comparison"]["memory use"] = memory_use_report(path, result)
+            from ..evaluation.memory_use import memory_use_in_file
+
+            data["comparison"]["memory use"] = memory_use_in_file(path, result.records, result.methods)
     if args.out:
         atomic_write_text(args.out, as_json(data))
     if args.json:
@@ -283,24 +285,6 @@ def comparison(result, replies: bool = True) -> dict:
     if {"G-Long", "Long context"} <= set(result.methods):
         out["glong_vs_long_context"] = result.compare("G-Long", "Long context")
     return out
-
-
-def memory_use_report(path: Path, result) -> list[dict] | None:
-    """The memory-use probe (:mod:`glong_lib.evaluation.memory_use`) when ``path`` is MSC JSONL whose
-    utterances carry gold persona facts, else None. Specific words are counted over every
-    conversation of the file, not only the ones scored."""
-    from ..evaluation.memory_use import memory_turns, memory_use
-    from ..loaders import load_conversations, load_msc_persona_facts
-
-    if path.is_dir() or path.suffix != ".jsonl":
-        return None
-    try:
-        facts = load_msc_persona_facts(path)
-    except DataError:
-        return None
-    if not any(fs for per in facts.values() for fs in per.values()):
-        return None
-    return memory_use(result.records, memory_turns(load_conversations(path), facts), result.methods)
 
 
 def pair_rows(result) -> list[dict]:

@@ -18,6 +18,7 @@ from collections import Counter
 from typing import Any, Optional, Sequence
 
 from ..errors import DataError
+from ..generation import clean_reply
 from ..loaders import source_turns
 from ..schema import QA, Conversation
 from .metrics import paired_bootstrap
@@ -94,25 +95,51 @@ def locomo_answer_f1(prediction: str, answer: Any, category: str) -> float:
 
 # --------------------------------------------------------------------------- answering
 
-QA_SYSTEM = "You answer questions about a long conversation between {a} and {b}, using the memories given."
-QA_MEMORY_HEADER = "Memories:"
-QA_INSTRUCTION = ("Question: {question}\nAnswer with a short phrase, using words from the memories when you can. "
-                  "Short answer:")
+QA_SYSTEM = "You answer questions about conversations between {a} and {b}."
+#: The memory block's header (the model-free echo generator reads the line after it).
+QA_MEMORY_HEADER = "Things {a} and {b} said in earlier conversations:"
+QA_INSTRUCTION = "Question: {question}\nAnswer in a few words:"
+
+
+def human_date(date: Optional[str]) -> Optional[str]:
+    """An ISO date stamp as words (what a question's answer uses); anything else unchanged.
+
+    >>> human_date("2023-05-08T13:56:00"), human_date("last May"), human_date(None)
+    ('8 May 2023', 'last May', None)
+    """
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(str(date))
+    except (TypeError, ValueError):
+        return date
+    return f"{when.day} {when:%B %Y}"
 
 
 def memory_line(text: str, date: Optional[str]) -> str:
-    """One memory as the answering prompt shows it: ``- (date) sentence``.
+    """One memory as the answering prompt shows it: the sentence, then its session's date in words.
 
-    >>> memory_line("I adopted a cat.", "7 May 2023"), memory_line("Hi", None)
-    ('- (7 May 2023) I adopted a cat.', '- Hi')
+    >>> memory_line("I adopted a cat.", "2023-05-08T13:56:00"), memory_line("Hi", None)
+    ('I adopted a cat. (8 May 2023)', 'Hi')
     """
-    return f"- ({date}) {text}" if date else f"- {text}"
+    return f"{text} ({human_date(date)})" if date else text
 
 
 def qa_prompt(question: str, lines: Sequence[str], speakers: Sequence[str]) -> list[dict[str, str]]:
-    """The chat messages that ask ``question`` with the memory ``lines`` (none: "(none)")."""
+    """The chat messages that ask ``question`` with the memory ``lines``, in plain words (no tags, no
+    dashes; with no memories the block is left out): the layout that stopped the 135M model copying
+    the prompt's header as its answer (``benchmarks/bench_answers.py``, README's LoCoMo answers).
+
+    >>> print(qa_prompt("Where?", ["I live in Paris. (8 May 2023)"], ["Ana", "Bo"])[1]["content"])
+    Things Ana and Bo said in earlier conversations:
+    I live in Paris. (8 May 2023)
+    <BLANKLINE>
+    Question: Where?
+    Answer in a few words:
+    """
     a, b = (list(speakers) + ["A", "B"])[:2]
-    body = "\n".join([QA_MEMORY_HEADER, *(lines or ["(none)"]), QA_INSTRUCTION.format(question=question.strip())])
+    block = [QA_MEMORY_HEADER.format(a=a, b=b), *lines, ""] if lines else []
+    body = "\n".join([*block, QA_INSTRUCTION.format(question=question.strip())])
     return [{"role": "system", "content": QA_SYSTEM.format(a=a, b=b)}, {"role": "user", "content": body}]
 
 
@@ -134,8 +161,6 @@ def answer_questions(retrievers: dict[str, Any], questions: Sequence[QA], dialog
     :func:`locomo_answer_f1`. ``retrievers`` are specs as :func:`~glong_lib.evaluation.retrieval.evaluate_evidence`
     takes them, resolved per (unit conversation, session); ``dialogues`` give the speakers and dates."""
     from tqdm.auto import tqdm
-
-    from ..generation import clean_reply
 
     if k < 1:
         raise DataError(f"k should be a positive integer, got {k}")

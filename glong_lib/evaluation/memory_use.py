@@ -18,9 +18,11 @@ earlier sessions can still say such a word by chance; the no-history method meas
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import DataError
+from ..loaders import load_conversations, load_msc_persona_facts
 from ..schema import Conversation
 from ..text import content_stems
 from .metrics import paired_bootstrap
@@ -54,9 +56,9 @@ def recalled_stems(reference: str, present: Sequence[str], earlier_facts: Sequen
     """The specific stems the gold ``reference`` reply takes from ``earlier_facts`` that the texts
     ``present`` in the session so far have not said.
 
-    >>> recalled_stems("How was Boston? And the cats?", ["I am back!"],
-    ...                ["I live in Boston.", "I have two cats."], {"boston", "cat", "back"})
-    frozenset({'boston', 'cat'})
+    >>> sorted(recalled_stems("How was Boston? And the cats?", ["I am back!"],
+    ...                       ["I live in Boston.", "I have two cats."], {"boston", "cat", "back"}))
+    ['boston', 'cat']
     >>> recalled_stems("How was Boston?", ["Back from Boston!"], ["I live in Boston."], {"boston"})
     frozenset()
     """
@@ -134,3 +136,19 @@ def memory_use(records: Sequence[dict[str, Any]], turns: MemoryTurns, methods: S
             row.update({f"- {baseline}": d["mean_diff"], "diff ci low": d["ci_low"], "diff ci high": d["ci_high"]})
         rows.append(row)
     return rows
+
+
+def memory_use_in_file(path, records: Sequence[dict[str, Any]], methods: Sequence[str]) -> list[dict[str, Any]] | None:
+    """:func:`memory_use` for an evaluation run on ``path`` when it is MSC JSONL whose utterances
+    carry gold persona facts, else None. Specific words are counted over every conversation of the
+    file, not only the ones scored."""
+    path = Path(path)
+    if path.is_dir() or path.suffix != ".jsonl":
+        return None
+    try:
+        facts = load_msc_persona_facts(path)
+    except DataError:
+        return None
+    if not any(fs for per in facts.values() for fs in per.values()):
+        return None
+    return memory_use(records, memory_turns(load_conversations(path), facts), methods)

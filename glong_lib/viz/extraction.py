@@ -4,6 +4,7 @@ relation confusion matrix. Each function returns the matplotlib figure (save it 
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any, Optional, Sequence
 
@@ -33,20 +34,57 @@ def plot_loss_curve(log_history: Sequence[dict[str, Any]], title: str = "LoRA fi
     return fig
 
 
-def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extraction on the gold turns"):
-    """Grouped bars of the main measures, one colour per model (e.g. zero-shot, fine-tuned)."""
+def undefined_score(report: dict[str, Any], key: str) -> bool:
+    """Whether measure ``key`` of an ``evaluate_extraction`` report has nothing to score: relation
+    accuracy when no gold triple is aligned with a prediction (the report stores 0.0 there), or a
+    value given as None or NaN. Tables and charts should show such a measure as "n/a", not 0.
+
+    >>> undefined_score({"relation accuracy": 0.0, "aligned": 0}, "relation accuracy")
+    True
+    >>> undefined_score({"relation accuracy": 0.0, "aligned": 3}, "relation accuracy"), undefined_score({}, "f1 exact")
+    (False, False)
+    """
+    if key == "relation accuracy" and report.get("aligned", 1) == 0:
+        return True
+    value = report.get(key, 0.0)
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extraction on the gold turns",
+                bars: Sequence[tuple[str, str]] = SCORE_BARS,
+                intervals: Optional[dict[str, dict[str, tuple[float, float]]]] = None):
+    """Grouped bars of the main measures, one colour per model (e.g. zero-shot, fine-tuned).
+    ``bars`` chooses the measures ((label, report key) pairs, default :data:`SCORE_BARS`);
+    ``intervals`` (model -> report key -> (low, high), e.g. bootstrap 95% intervals) draws a
+    whisker on each bar that has one (NaN: none), with the value written above it. A measure with
+    nothing to score (:func:`undefined_score`: relation accuracy with no aligned triple) gets no bar
+    and the label "n/a" instead of a value."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     names = list(reports)
-    x = np.arange(len(SCORE_BARS))
+    x = np.arange(len(bars))
     width = 0.8 / max(1, len(names))
     fig, ax = plt.subplots(figsize=(8, 3.5))
     for i, name in enumerate(names):
-        values = [float(reports[name].get(key, 0.0)) for _, key in SCORE_BARS]
-        bars = ax.bar(x + (i - (len(names) - 1) / 2) * width, values, width, label=name)
-        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
-    ax.set_xticks(x, [label for label, _ in SCORE_BARS])
+        missing = [undefined_score(reports[name], key) for _, key in bars]
+        values = [0.0 if na else float(reports[name].get(key, 0.0)) for na, (_, key) in zip(missing, bars)]
+        xs = x + (i - (len(names) - 1) / 2) * width
+        bars_drawn = ax.bar(xs, values, width, label=name)
+        given = (intervals or {}).get(name)
+        if not given:
+            ax.bar_label(bars_drawn, labels=["n/a" if na else f"{v:.2f}" for v, na in zip(values, missing)],
+                         fontsize=7, padding=1)
+            continue
+        for xi, v, na, (_, key) in zip(xs, values, missing, bars):
+            lo, hi = given.get(key, (float("nan"), float("nan")))
+            top = v
+            if not na and np.isfinite(lo) and np.isfinite(hi):
+                ax.errorbar([xi], [v], yerr=[[max(0.0, v - lo)], [max(0.0, hi - v)]], fmt="none", ecolor="black",
+                            elinewidth=0.9, capsize=2)
+                top = max(v, hi)
+            ax.text(xi, top + 0.015, "n/a" if na else f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(x, [label for label, _ in bars])
     ax.set_ylim(0, 1.1)
     ax.set_title(title)
     ax.legend()
@@ -74,7 +112,8 @@ def plot_confusions(pairs: Sequence[tuple[str, str]], top: int = 10, title: Opti
     """Heat map of gold relation (rows) against predicted relation (columns) for aligned triples
     (``evaluation.extraction.align_relations``); the diagonal block is what the model got right.
     With ``mark_right`` (the default) a colorbar gives the counts and the diagonal cells (gold =
-    predicted) are outlined, with a legend, so a right cell never looks like a wrong one."""
+    predicted) that hold a count are outlined, with a legend, so a right cell never looks like a
+    wrong one (and an outline always marks right triples)."""
     import matplotlib.pyplot as plt
     import numpy as np
     from matplotlib.patches import Patch, Rectangle
@@ -106,8 +145,9 @@ def plot_confusions(pairs: Sequence[tuple[str, str]], top: int = 10, title: Opti
     bar.ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     bar.ax.tick_params(labelsize=7)
     for i in range(len(rows)):  # columns start with the rows' own names: cell (i, i) is the right relation
-        ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="tab:orange", linewidth=2.2,
-                               clip_on=False))
+        if data[i, i]:  # outlined only where some triple got it right: an empty diagonal cell holds no one
+            ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="tab:orange", linewidth=2.2,
+                                   clip_on=False))
     fig.legend(handles=[Patch(facecolor="none", edgecolor="tab:orange", linewidth=2.2,
                               label="gold = predicted (right relation); any other cell is a confusion")],
                loc="lower center", fontsize=8, frameon=False)
@@ -115,4 +155,5 @@ def plot_confusions(pairs: Sequence[tuple[str, str]], top: int = 10, title: Opti
     return fig
 
 
-__all__ = ["plot_loss_curve", "plot_scores", "confusion_counts", "plot_confusions", "SCORE_BARS"]
+__all__ = ["plot_loss_curve", "plot_scores", "undefined_score", "confusion_counts", "plot_confusions",
+           "SCORE_BARS"]

@@ -4,6 +4,7 @@ stacked bars, and Recall@k curves per method (with the paper's LongMemEval curve
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Optional, Sequence
 
 import matplotlib.pyplot as plt
@@ -23,11 +24,35 @@ def _short(text: str, width: int = 38) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _free_direction(x: float, y: float, neighbours: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The unit vector from ``(x, y)`` into the widest angle between the directions to its
+    ``neighbours``: where a label next to the node crosses none of the node's own edges (straight
+    down when it has none; opposite its one edge for a leaf).
+
+    >>> [round(v, 6) + 0.0 for v in _free_direction(0.0, 0.0, [(1.0, 0.0)])]
+    [-1.0, 0.0]
+    >>> [round(v, 6) + 0.0 for v in _free_direction(0.0, 0.0, [(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0)])]
+    [0.0, -1.0]
+    """
+    angles = sorted(math.atan2(ny - y, nx_ - x) for nx_, ny in neighbours if (nx_, ny) != (x, y))
+    if not angles:
+        return 0.0, -1.0
+    gaps = [((angles[(i + 1) % len(angles)] - a) % (2 * math.pi)) or 2 * math.pi for i, a in enumerate(angles)]
+    widest = max(range(len(gaps)), key=gaps.__getitem__)
+    middle = angles[widest] + gaps[widest] / 2
+    return math.cos(middle), math.sin(middle)
+
+
 def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, seed: int = 42,
-                   speakers: Sequence[str] = (), title: Optional[str] = None):
+                   speakers: Sequence[str] = (), title: Optional[str] = None, label_outward: bool = False):
     """The expanded neighbourhood of the anchors (blue, drawn by ``viz.graph.draw_memory``), with the
     anchors outlined red and labelled with their cosine, the semantic pool in orange and the final
-    top-K in thick red. Returns the figure."""
+    top-K in thick red. Returns the figure.
+
+    By default a node's name sits just above it and an anchor's cosine just below, where edges can
+    run through them. With ``label_outward`` each name is written beside its node, in the widest gap
+    between the node's drawn edges and on a white box, and an anchor's cosine is the second line of
+    its (red) name, so no label sits on an edge or a node marker."""
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 7.5))
     anchors = [e for e, _ in trace.anchors]
@@ -36,7 +61,8 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     extra = [e for e in trace.pool if e not in eids]  # the pool is always drawn, even past max_nodes
     pos = layout(memory, eids + extra, seed=seed)
     draw_memory(memory, ax=ax, entities=anchors, hops=hops, max_nodes=max_nodes, pos=pos,
-                edge_labels=False, speakers=speakers, seed=seed, title="")
+                edge_labels=False, speakers=speakers, seed=seed, title="",
+                label_nodes=set() if label_outward else None)  # outward: _label_outward names them
     g = nx.MultiDiGraph()
     for e in trace.pool:
         m = memory.edge(e)
@@ -51,10 +77,13 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
                            edgecolors=ANCHOR_COLOUR, linewidths=2.5)
     ys = [y for _, y in pos.values()] or [0.0]
     dy = 0.07 * ((max(ys) - min(ys)) or 1.0)
-    for name, score in trace.anchors:
-        if name in pos:
-            ax.text(pos[name][0], pos[name][1] - dy, f"anchor {score:.2f}", color=ANCHOR_COLOUR, fontsize=7,
-                    ha="center", va="top")
+    if label_outward:
+        _label_outward(memory, eids + extra, pos, dict(trace.anchors), ax)
+    else:
+        for name, score in trace.anchors:
+            if name in pos:
+                ax.text(pos[name][0], pos[name][1] - dy, f"anchor {score:.2f}", color=ANCHOR_COLOUR, fontsize=7,
+                        ha="center", va="top")
     handles = [Line2D([], [], marker="o", ls="", mfc="none", mec=ANCHOR_COLOUR, mew=2, ms=10, label="anchor"),
                Line2D([], [], color="#3b6ea8", lw=1.5, label=f"expanded ({len(trace.candidates)} edges)"),
                Line2D([], [], color=POOL_COLOUR, lw=3, label=f"semantic top-{len(trace.pool)}"),
@@ -62,6 +91,33 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.85)
     ax.set_title(title if title is not None else f"query: {_short(trace.query, 70)!r}", fontsize=10)
     return ax.figure
+
+
+def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mapping[str, float], ax) -> None:
+    """Each node's name beside it on a white box, an anchor's in red with ``anchor <cosine>`` as its
+    second line: a node with several edges in the widest gap between them (:func:`_free_direction`);
+    a leaf above or below, on the side away from its one edge (a name written sideways would run
+    into the next part of the graph)."""
+    neighbours: dict[str, set[str]] = {}
+    for e in eids:
+        m = memory.edge(e)
+        neighbours.setdefault(m.subject, set()).add(m.object)
+        neighbours.setdefault(m.object, set()).add(m.subject)
+    xs, ys = [x for x, _ in pos.values()] or [0.0], [y for _, y in pos.values()] or [0.0]
+    off = 0.05 * max((max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0)
+    box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.9}
+    for node, (x, y) in pos.items():
+        around = [pos[n] for n in neighbours.get(node, ()) if n in pos and n != node]
+        ux, uy = _free_direction(x, y, around)
+        if len(around) <= 1:  # a leaf: straight above or below
+            ux, uy = 0.0, (1.0 if uy >= -1e-9 else -1.0)
+        name = (memory.graph.nodes[node].get("label") if node in memory.graph else None) or node
+        anchor = node in anchor_scores
+        ax.text(x + off * ux, y + off * uy, f"{name}\nanchor {anchor_scores[node]:.2f}" if anchor else name,
+                color=ANCHOR_COLOUR if anchor else "black", fontsize=8, bbox=box, zorder=6, multialignment="center",
+                ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
+                va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
+    ax.margins(x=0.2, y=0.16)  # room for the names of the outermost nodes
 
 
 def plot_rerank_terms(trace: RetrievalTrace, ax=None, title: Optional[str] = None):

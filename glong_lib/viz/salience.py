@@ -12,6 +12,13 @@ import numpy as np
 _SPAN_COLOURS = plt.cm.tab10.colors
 
 
+def _span_line(k: int) -> str:
+    """The outline style of triple ``k`` in :func:`plot_dialogue_attention`: the first five colours
+    of the cycle solid, the next five dashed, so that look-alike pairs (blue T1 and cyan T10, red T4
+    and brown T6) also differ by their line."""
+    return "-" if k % len(_SPAN_COLOURS) < len(_SPAN_COLOURS) // 2 else "--"
+
+
 def _clean(token: str) -> str:
     """Word pieces as a reader expects them ("##ver" -> "-ver", "▁Maya" -> "Maya")."""
     return token.replace("▁", "").replace("Ġ", "").replace("##", "-") or "␣"
@@ -35,24 +42,31 @@ def _mark_spans(ax, spans, labels, n_cols: int, vertical: bool = False) -> None:
                 fontweight="bold")
 
 
-def plot_cross_attention(result, ax=None, title: Optional[str] = None, label_width: int = 44):
+def plot_cross_attention(result, ax=None, title: Optional[str] = None, label_width: int = 44,
+                         max_triples: Optional[int] = None, row_height: float = 0.22):
     """Heatmap of Eq. 1's A (input tokens down, summary tokens across), each triple boxed and
-    labelled with its weight on the right."""
-    A = result.attention
+    labelled with its weight on the right. ``max_triples`` draws only the input rows up to the end of
+    the first that many triples (a long input stays legible; the title says so); ``row_height`` is
+    the figure's inches per input row."""
+    shown = len(result.triples) if max_triples is None else max(0, min(int(max_triples), len(result.triples)))
+    spans = list(result.spans[:shown])
+    A = result.attention if max_triples is None else result.attention[:max((b for _, b in spans), default=0)]
     n, m = A.shape
     if ax is None:
-        _, ax = plt.subplots(figsize=(min(4 + 0.32 * m, 16), min(2 + 0.22 * n, 24)))
+        _, ax = plt.subplots(figsize=(min(4 + 0.32 * m, 16), min(2 + row_height * n, 24)))
     im = ax.imshow(A, aspect="auto", cmap="viridis", interpolation="nearest")
-    ax.set_yticks(range(n), [_clean(t) for t in result.input_tokens], fontsize=7)
+    ax.set_yticks(range(n), [_clean(t) for t in result.input_tokens[:n]], fontsize=7)
     ax.set_xticks(range(m), [_clean(t) for t in result.summary_tokens], fontsize=8, rotation=70, ha="right")
     ax.set_xlabel("summary token y_j (generated, then re-read teacher-forced)")
     ax.set_ylabel("input token x_i (linearised triples)")
     labels = [f"T{k + 1}  w={w:.2f}  " + textwrap.shorten(t.text(), label_width)
-              for k, (t, w) in enumerate(zip(result.triples, result.weights))]
-    _mark_spans(ax, result.spans, labels, m)
+              for k, (t, w) in enumerate(zip(result.triples[:shown], result.weights[:shown]))]
+    _mark_spans(ax, spans, labels, m)
     ax.set_xlim(-0.5, m - 0.5)
+    cropped = "" if shown == len(result.triples) else \
+        f"\ninput rows of the first {shown} of the {len(result.triples)} triples only"
     heading = title or ("Last decoder layer cross-attention, averaged over heads (Eq. 1)\nsummary: "
-                        + textwrap.shorten(result.summary, 90))
+                        + textwrap.shorten(result.summary, 90) + cropped)
     ax.figure.colorbar(im, ax=ax, location="top", fraction=0.02, pad=0.01, shrink=0.5,
                        label=f"{heading}\n\ncolour: A[i, j]")
     return ax.figure
@@ -140,7 +154,8 @@ def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width:
     """The decoder-only source's reading of a session: the transcript in a fixed-width font, each
     token shaded by the attention mass the summary rows put on it (Eq. 1 summed over rows, the
     chosen layer); tokens that carry a triple are outlined in that triple's colour (a token that
-    several triples share takes the first one's). With ``key`` a legend under the transcript maps
+    several triples share takes the first one's), solid for the first five colours of the cycle and
+    dashed for the next five (:func:`_span_line`). With ``key`` a legend under the transcript maps
     each colour to its triple, numbered T1, T2, ... as in :func:`plot_cross_attention`."""
     mass = result.attention.sum(axis=1)
     owner = {}
@@ -171,18 +186,19 @@ def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width:
             edge = _SPAN_COLOURS[owner[i] % len(_SPAN_COLOURS)] if i in owner else "none"
             ax.text(x, y, part, family="monospace", fontsize=8, va="center", ha="left",
                     bbox=dict(boxstyle="square,pad=0.05", facecolor=cmap(0.85 * mass[i] / top),
-                              edgecolor=edge, lw=1.2 if i in owner else 0))
+                              edgecolor=edge, lw=1.2 if i in owner else 0,
+                              linestyle=_span_line(owner[i]) if i in owner else "-"))
     ax.set_xlim(-1, width + 1)
     ax.set_ylim(len(lines) - 0.5, -0.5)
     ax.axis("off")
     if key and result.positions is not None and len(result.triples):
-        handles = [plt.Rectangle((0, 0), 1, 1, facecolor="none", lw=1.2,
+        handles = [plt.Rectangle((0, 0), 1, 1, facecolor="none", lw=1.2, linestyle=_span_line(k),
                                  edgecolor=_SPAN_COLOURS[k % len(_SPAN_COLOURS)],
                                  label=f"T{k + 1}  " + textwrap.shorten(t.text(), label_width)
                                  + ("" if result.positions[k] else "  (words never said: no outline)"))
                    for k, t in enumerate(result.triples)]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, 0), ncol=2, fontsize=7, frameon=False,
-                  title="outline colour = triple (a word shared by several triples: the first one's colour)",
+                  title="outline colour and line = triple (a word shared by several triples: the first one's)",
                   title_fontsize=7, alignment="left")
     ax.set_title(title or ("Attention from the summary rows onto the dialogue (darker = more); outlined: triple words\n"
                            "summary: " + textwrap.shorten(result.summary, 110)), fontsize=9, loc="left")
