@@ -23,6 +23,16 @@ def usage_of(messages: list[dict]) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
+def send_json(handler: BaseHTTPRequestHandler, code: int, obj) -> None:
+    """Answer ``handler``'s request with status ``code`` and ``obj`` as a JSON body."""
+    data = json.dumps(obj).encode()
+    handler.send_response(code)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def make_handler(fail: int | None):
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):  # keep the test's output clean
@@ -42,12 +52,7 @@ def make_handler(fail: int | None):
                                     "usage": usage_of(body["messages"])})
 
         def _send(self, code, obj):
-            data = json.dumps(obj).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, code, obj)
 
     return Handler
 

@@ -9,6 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from stub_chat_server import send_json
 
 from glong_lib.errors import DataError
 from glong_lib.generation import (
@@ -192,12 +193,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self._send(200, _completion(f"reply to: {body['messages'][-1]['content'][-20:]}"))
 
     def _send(self, code, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, code, obj)
 
 
 def _completion(text):

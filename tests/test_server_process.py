@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import stub_chat_server
 
 from glong_lib.cli import main as glong
 
 pytest.importorskip("openai")
-STUB = Path(__file__).with_name("stub_chat_server.py")
-sys.path.insert(0, str(STUB.parent))
-import stub_chat_server  # noqa: E402
+STUB = Path(stub_chat_server.__file__)
 
 
 @pytest.fixture

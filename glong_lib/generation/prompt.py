@@ -193,12 +193,16 @@ def is_prompt_echo(reply: str, memory_lines: Sequence[str] = ()) -> bool:
     >>> is_prompt_echo("maya has pet cat.", ["- maya has pet cat"])
     True
     """
-    fixed = [MEMORY_HEADER, CONTEXT_HEADER, NO_MEMORIES, PLAIN_CONTEXT_HEADER, PLAIN_MEMORY_HEADER]
     bare = _bare(reply)
     if re.match(r"\s*<[A-Z]+>", reply):
         return True
-    headers = {_bare(line.split("{user}")[0]) for h in fixed for line in h.split("\n")}
-    return (bool(bare) and any(h and bare.startswith(h) for h in headers)) or bare in {_bare(m) for m in memory_lines}
+    return (bool(bare) and bare.startswith(_ECHO_PREFIXES)) or bare in {_bare(m) for m in memory_lines}
+
+
+#: The prompt's fixed lines of both formats as :func:`is_prompt_echo` compares them (up to the user's name).
+_ECHO_PREFIXES = tuple(sorted({_bare(line.split("{user}")[0]) for h in (MEMORY_HEADER, CONTEXT_HEADER, NO_MEMORIES,
+                                                                       PLAIN_CONTEXT_HEADER, PLAIN_MEMORY_HEADER)
+                               for line in h.split("\n")} - {""}))
 
 
 def messages_key(messages: Messages) -> str:
