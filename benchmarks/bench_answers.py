@@ -8,7 +8,8 @@ graph step (``flat``), dense retrieval over the raw turns, and no memory. Memory
 observation sentences with Eq. 3 weights, as ``bench_graph.py``; the questions are those of the
 **report split** (the last two development conversations; nothing was chosen on them). Scored with
 LoCoMo's answer F1 (``evaluation.answers``), per category, each method minus no memory and minus
-``flat``, paired bootstrap 95% intervals grouped by conversation.
+``flat``, paired bootstrap 95% intervals over conversations when there are at least 8, otherwise over
+questions (the report split has two conversations; ``AnswerEvaluation.unit`` says which).
 
 Needs ``GLONG_REAL_DATA`` (LoCoMo) and the cached extractor and salience readings (``bench_graph``
 warms them); about 0.5-1 s per answer on 2 cores. ``--quick`` answers the shipped probes with the
@@ -40,6 +41,7 @@ def report(result, seconds: float) -> dict:
     from glong_lib.evaluation.answers import NO_MEMORY
 
     rows = result.table(baseline=NO_MEMORY)
+    print(f"95% intervals: paired bootstrap over {result.unit}s")
     print(f"{'category':<12}{'method':<24}{'n':>5}{'F1':>7}{'95% CI':>16}{'- no memory [95% CI]':>26}")
     for r in rows:
         diff = (f"{r['- ' + NO_MEMORY]:+.3f} [{r['diff low']:+.3f}, {r['diff high']:+.3f}]"
@@ -53,8 +55,8 @@ def report(result, seconds: float) -> dict:
             against_flat[name] = {k: round(d[k], 4) for k in ("mean_diff", "ci_low", "ci_high")}
             print(f"{name} - flat: F1 {d['mean_diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]")
     print(f"{seconds:.0f} s")
-    return {"table": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
-            "minus flat": against_flat, "seconds": round(seconds)}
+    table = [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]
+    return {"interval unit": result.unit, "table": table, "minus flat": against_flat, "seconds": round(seconds)}
 
 
 def locomo(args) -> dict:

@@ -9,7 +9,11 @@ LoCoMo the graph step cost recall against ``flat``. The variants here let the gr
 - ``pool="flat+graph"``: the semantic pool is the flat top-N of every edge plus the anchors'
   neighbourhood's own top-N, so a graph candidate can only join, never push out, a flat one;
 - ``bridges=2``: a second hop from the entities of the first two pool edges (not hubs), the
-  multi-hop step: a fact linked to what was found, not to the question's words.
+  multi-hop step: a fact linked to what was found, not to the question's words (alone, and on the
+  flat+graph pool).
+
+Besides the means and paired intervals, each split counts the questions a graph variant finds at 5
+that ``flat`` misses (wins) and the reverse (losses): the graph "adds" only if wins exist.
 
 Edges carry Eq. 3 weights from the offline salience source (cached); ``G-Long, uniform`` repeats the
 recommended G-Long with uniform weights (the importance ablation). Every variant is scored on the
@@ -40,7 +44,7 @@ from glong_lib.config import RECOMMENDED_RETRIEVAL, RECOMMENDED_RETRIEVAL_TURNS,
 Variant = tuple[str, RetrievalSettings]
 
 #: The variants that use the graph (the candidates for the recommended default).
-GRAPH_VARIANTS = ("G-Long", "G-Long + named", "G-Long flat+graph", "G-Long flat+graph + named",
+GRAPH_VARIANTS = ("G-Long", "G-Long + named", "G-Long + bridges", "G-Long flat+graph", "G-Long flat+graph + named",
                   "G-Long flat+graph + bridges", "G-Long flat+graph + named + bridges")
 SELECTION_CONVERSATIONS = 3
 METRICS = ("Hit@1", "Hit@5", "MRR@20")
@@ -56,6 +60,7 @@ def variants(base: RetrievalSettings, with_turns: bool) -> dict[str, Variant]:
     v["PPR"] = ("ppr", base)
     v["G-Long"] = ("glong", base)
     v["G-Long + named"] = ("glong", replace(base, named=True))
+    v["G-Long + bridges"] = ("glong", replace(base, bridges=2))
     v["G-Long flat+graph"] = ("glong", replace(base, pool="flat+graph"))
     v["G-Long flat+graph + named"] = ("glong", replace(base, pool="flat+graph", named=True))
     v["G-Long flat+graph + bridges"] = ("glong", replace(base, pool="flat+graph", bridges=2))
@@ -93,7 +98,14 @@ def table(result, title: str, references: tuple[str, ...]) -> dict:
                 f"{c or 'all'} {d['mean_diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]" for c, d in parts))
             diffs += [{"a": a, "b": b, "category": c or "all", "metric": "Hit@5",
                        **{k: round(d[k], 4) for k in ("mean_diff", "ci_low", "ci_high")}} for c, d in parts]
-    return {"questions": n, "rows": rows, "paired": diffs}
+    # what the mean hides: the questions each graph variant finds that flat misses, and the reverse
+    print("questions found at 5 by the graph variant and missed by flat (wins) / the reverse (losses):")
+    counts = {}
+    for a in GRAPH_VARIANTS:
+        parts = {c or "all": result.wins_losses(a, "flat", "Hit@5", c) for c in [None, *cats]}
+        counts[a] = {c: {"wins": len(w["wins"]), "losses": len(w["losses"])} for c, w in parts.items()}
+        print(f"  {a}: " + " | ".join(f"{c} +{v['wins']}/-{v['losses']}" for c, v in counts[a].items()))
+    return {"questions": n, "rows": rows, "paired": diffs, "wins/losses against flat at 5": counts}
 
 
 def split(result, conversation_ids: list[str], selection: int = SELECTION_CONVERSATIONS):

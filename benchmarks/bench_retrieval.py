@@ -43,7 +43,7 @@ from typing import Optional
 
 from benchmarks._common import bench_parser, fake_encoder, percentiles, real_data_dir, time_calls, write_results
 from benchmarks.bench_memory import BATCH, synthetic  # the same synthetic memories as the memory benchmark
-from glong_lib.config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL, RetrievalSettings
+from glong_lib.config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL, RECOMMENDED_RETRIEVAL_TURNS, RetrievalSettings
 from glong_lib.memory import GraphMemory
 from glong_lib.retrieval import PAPER_LAMBDA, AssociativeRetriever, PPRRetriever
 
@@ -66,6 +66,7 @@ def time_queries(retriever, queries: list[str], now_s: float) -> list[float]:
 #: Settings timed beside the paper's: the recommended preset (named anchors) and every step that adds.
 LATENCY_VARIANTS = {
     "glong, recommended": RECOMMENDED_RETRIEVAL,
+    "glong, recommended for turns (flat+graph + named)": RECOMMENDED_RETRIEVAL_TURNS,
     "glong, flat+graph + named + bridges": replace(RECOMMENDED_RETRIEVAL, pool="flat+graph", bridges=2),
 }
 

@@ -218,7 +218,10 @@ RECOMMENDED_RETRIEVAL = RetrievalSettings(edge_text="source", lam=0.0, named=Tru
 
 #: The same for a memory of triples extracted from raw dialogue turns: there the triple's words help
 #: once the turn is there too (edge text "both": Hit@5 0.434 against 0.406 for "source" on LoCoMo, 5 conversations).
-RECOMMENDED_RETRIEVAL_TURNS = RetrievalSettings(edge_text="both", lam=0.0)
+#: ``pool="flat+graph"`` and ``named``: chosen on the selection split by ``benchmarks/bench_graph.py``
+#: (Hit@5 0.455 against 0.445 for the plain graph step, level with no graph step); on the report split it
+#: equals the same edges with no graph step on every question (README, "Does the graph step add?").
+RECOMMENDED_RETRIEVAL_TURNS = RetrievalSettings(edge_text="both", lam=0.0, named=True, pool="flat+graph")
 
 #: The presets by the name ``--preset`` takes.
 RETRIEVAL_PRESETS: dict[str, RetrievalSettings] = {

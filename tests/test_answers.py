@@ -81,3 +81,25 @@ def test_answering_loop_scores_every_method_on_every_question():
 def test_prompt_without_memories_leaves_the_block_out():
     content = qa_prompt("Where?", [], ["Ana", "Bo"])[1]["content"]
     assert content.splitlines() == ["Question: Where?", "Answer in a few words:"]
+
+
+def test_intervals_resample_conversations_only_when_there_are_enough():
+    """With 2 conversations a bootstrap over conversations has two values to draw from (an interval that
+    means nothing), so the answers' intervals resample questions; from 8 conversations on, conversations."""
+    from glong_lib.evaluation.answers import AnswerEvaluation
+
+    def rows(n_conv):
+        out = []
+        for i in range(40):
+            conv = f"c{i % n_conv}"
+            out += [{"method": "a", "question": f"q{i}", "conversation": conv, "category": "single-hop",
+                     "F1": float(i % 3 == 0)},
+                    {"method": "b", "question": f"q{i}", "conversation": conv, "category": "single-hop", "F1": 0.0}]
+        return out
+
+    two, eight = AnswerEvaluation(rows(2), ["a", "b"]), AnswerEvaluation(rows(8), ["a", "b"])
+    assert (two.unit, eight.unit) == ("question", "conversation")
+    d2, d8 = two.compare("a", "b"), eight.compare("a", "b")
+    assert d2["n_groups"] is None and d8["n_groups"] == 8
+    assert d2["mean_diff"] == d8["mean_diff"] == pytest.approx(14 / 40)
+    assert d2["ci_low"] < d2["mean_diff"] < d2["ci_high"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -389,3 +391,46 @@ def test_saved_figures_are_opaque_for_dark_themes(tmp_path):
     plt.close(fig)
     assert fig.patch.get_alpha() == 1.0 and tuple(corner[:3]) == (1.0, 1.0, 1.0)
     assert len(corner) == 3 or corner[3] == 1.0
+
+
+def test_layout_is_the_same_under_any_string_hashing():
+    """A seeded layout must not depend on set order (PYTHONHASHSEED changes it per process):
+    the same memory is drawn on the same positions in every kernel."""
+    import subprocess
+    import sys
+
+    script = ("from glong_lib.io import data_path\n"
+              "from glong_lib.loaders import load_conversation\n"
+              "from glong_lib.memory import build_memory\n"
+              "from glong_lib.viz.graph import layout, select_edges\n"
+              "from glong_lib.memory import HashEncoder\n"
+              "m = build_memory(load_conversation(data_path('conversations') / 'c01.json'), encoder=HashEncoder(16))\n"
+              "p = layout(m, select_edges(m, max_nodes=40))\n"
+              "print(sorted((k, round(x, 6), round(y, 6)) for k, (x, y) in p.items()))\n")
+    runs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           cwd=Path(__file__).resolve().parents[1],
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(runs) == 1 and runs.pop().startswith("[(")
+
+
+def test_stage_names_are_tied_to_their_nodes(c01):
+    """After repel_labels no name overlaps another or covers another node's disc on the sample
+    conversation (what notebook 03's notice prints), and each moved name has a leader line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from glong_lib.viz.graph import draw_stages, label_collisions
+
+    mem = build_memory(c01, encoder=HashEncoder(16))
+    raw = label_collisions(draw_stages(mem, speakers=c01.speakers, repel=False))
+    fig = draw_stages(mem, speakers=c01.speakers)
+    placed = label_collisions(fig)
+    assert placed["names"] == raw["names"] > 0
+    assert placed["names overlapping a name"] == 0
+    assert placed["names on a node"] == placed["names across an edge"] == 0   # none on another node or an edge
+    assert raw["names on a node"] + raw["names across an edge"] > 0           # so the placement had work to do
+    leaders = sum(a.get_gid() == "leader" for ax in fig.axes for a in ax.patches + ax.texts)
+    assert leaders == placed["names"] - 2 * len(fig.axes[:5])   # every name but the speakers' (on their node)
+    plt.close("all")

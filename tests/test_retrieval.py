@@ -588,3 +588,50 @@ def test_answer_coverage_counts_what_triples_keep():
     ran = {"d": [Triple("Ana", "did", "10k", turn_id="D1:1", source="I ran a 10k yesterday")]}
     assert answer_coverage(when, [dated], ran) == {"evidence turns": 1, "units": 0.0, "triples": 0.0,
                                                    "triples + date": 1.0}
+
+
+def test_wins_and_losses_are_counted_per_question():
+    from glong_lib.evaluation.retrieval import EvidenceEvaluation
+
+    rows = [{"method": m, "question": q, "category": c, "Hit@5": v} for m, q, c, v in [
+        ("g", "q1", "multi-hop", 1), ("f", "q1", "multi-hop", 0),
+        ("g", "q2", "temporal", 0), ("f", "q2", "temporal", 1),
+        ("g", "q3", "temporal", 0), ("f", "q3", "temporal", 1), ("g", "q4", "temporal", 1), ("f", "q4", "temporal", 1)]]
+    ev = EvidenceEvaluation({}, rows, (5,))
+    assert ev.wins_losses("g", "f", "Hit@5") == {"wins": ["q1"], "losses": ["q2", "q3"]}
+    assert ev.wins_losses("g", "f", "Hit@5", "temporal") == {"wins": [], "losses": ["q2", "q3"]}
+    with pytest.raises(DataError, match="same questions"):
+        EvidenceEvaluation({}, rows[:-1], (5,)).wins_losses("g", "f", "Hit@5")
+
+
+def test_flat_top_equals_a_stable_sort_of_every_deduplicated_edge():
+    """The fast flat pool (one matrix-vector product, a partial sort, cached dedup) keeps exactly what
+    dedup_edges over every edge and a stable sort keep, repeats and tied scores included, and follows
+    the memory when it grows."""
+    from glong_lib.memory import GraphMemory, HashEncoder
+    from glong_lib.retrieval.graph import AssociativeRetriever, dedup_edges
+    from glong_lib.schema import Triple
+    from glong_lib.vectors import unit_vectors
+
+    rng = np.random.default_rng(0)
+    words = ["tea", "jazz", "dog", "paris", "cat", "rain"]
+    mem = GraphMemory(encoder=HashEncoder(dim=16))
+    triples = [Triple(f"p{rng.integers(4)}", "like", words[rng.integers(len(words))]) for _ in range(60)]
+    mem.add_triples(triples, 0.0, 1)                         # many repeats of one text: dedup and ties matter
+    r = AssociativeRetriever(mem, update_access=False)
+
+    def brute(q, n):
+        eids = dedup_edges(mem, mem.edge_ids())
+        sims = np.maximum(r.cache.get(eids) @ q, 0.0)
+        order = np.argsort(-sims, kind="stable")[:n]
+        return [eids[i] for i in order], [float(sims[i]) for i in order]
+
+    for text in ("tea", "p1 like dog", "rain in paris"):
+        q = unit_vectors(mem.encoder, [text])[0]
+        for n in (1, 5, 24, 500):
+            got, want = r.flat_top(q, n), brute(q, n)
+            assert got[0] == want[0] and np.allclose(got[1], want[1])
+    mem.add_triples([Triple("p9", "like", "opera")], 0.0, 2)
+    q = unit_vectors(mem.encoder, ["opera"])[0]
+    got, want = r.flat_top(q, 3), brute(q, 3)
+    assert got[0] == want[0] and mem.edge_ids()[-1] in r.flat_top(q, 500)[0]   # the new edge is ranked

@@ -186,10 +186,21 @@ def answer_questions(retrievers: dict[str, Any], questions: Sequence[QA], dialog
 
 
 class AnswerEvaluation:
-    """The answers of every method to the same questions, with means and paired intervals."""
+    """The answers of every method to the same questions, with means and paired intervals.
+
+    The intervals resample whole conversations when there are at least ``MIN_CLUSTERS`` of them
+    (answers about one conversation are not independent); with fewer, a bootstrap over a handful of
+    conversations says nothing, so they resample questions and ``unit`` says so."""
+
+    MIN_CLUSTERS = 8
 
     def __init__(self, rows: list[dict[str, Any]], methods: Sequence[str]):
         self.rows, self.methods = rows, list(methods)
+        self.unit = "conversation" if len({r["conversation"] for r in rows}) >= self.MIN_CLUSTERS else "question"
+
+    def _groups(self, labels: Sequence[tuple[str, str]]) -> Optional[list[str]]:
+        """Bootstrap groups for (question, conversation) pairs: conversations, or None (each question)."""
+        return [c for _, c in labels] if self.unit == "conversation" else None
 
     def values(self, method: str, category: Optional[str] = None) -> list[tuple[str, str, float]]:
         return [(r["question"], r["conversation"], r["F1"]) for r in self.rows
@@ -197,7 +208,7 @@ class AnswerEvaluation:
 
     def table(self, baseline: Optional[str] = None) -> list[dict[str, Any]]:
         """One row per method and category ("all" first, then LoCoMo's order, then any other): the
-        questions, mean F1 with a 95% interval (bootstrap by conversation), and with ``baseline`` the
+        questions, mean F1 with a 95% interval (bootstrap by ``unit``), and with ``baseline`` the
         paired difference to it."""
         seen = {r["category"] for r in self.rows}
         categories = [c for c in LOCOMO_ORDER if c in seen] + sorted(seen - set(LOCOMO_ORDER))
@@ -208,7 +219,7 @@ class AnswerEvaluation:
                 if not vals:
                     continue
                 f1 = [v for _, _, v in vals]
-                ci = paired_bootstrap(f1, [0.0] * len(f1), groups=[c for _, c, _ in vals])
+                ci = paired_bootstrap(f1, [0.0] * len(f1), groups=self._groups([(q, c) for q, c, _ in vals]))
                 row = {"category": cat or "all", "method": m, "questions": len(f1),
                        "F1": sum(f1) / len(f1), "ci low": ci["ci_low"], "ci high": ci["ci_high"]}
                 if baseline and m != baseline:
@@ -218,10 +229,11 @@ class AnswerEvaluation:
         return out
 
     def compare(self, a: str, b: str, category: Optional[str] = None) -> dict:
-        """F1 of ``a`` minus ``b`` on the same questions, paired bootstrap grouped by conversation."""
+        """F1 of ``a`` minus ``b`` on the same questions, paired bootstrap by ``unit``."""
         va = {q: (c, v) for q, c, v in self.values(a, category)}
         vb = {q: v for q, _, v in self.values(b, category)}
         keys = sorted(va.keys() & vb.keys())
         if not keys:
             raise DataError(f"no question has answers from both '{a}' and '{b}'")
-        return paired_bootstrap([va[q][1] for q in keys], [vb[q] for q in keys], groups=[va[q][0] for q in keys])
+        return paired_bootstrap([va[q][1] for q in keys], [vb[q] for q in keys],
+                                groups=self._groups([(q, va[q][0]) for q in keys]))

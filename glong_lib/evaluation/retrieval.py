@@ -50,6 +50,8 @@ PAPER_LME_TABLE5 = {"MemoryBank": {1: 0.40, 3: 0.62, 5: 0.77}, "LD-Agent": {1: 0
                     "HippoRAG + G-Long triplets": {1: 0.17, 3: 0.66, 5: 0.86},
                     "G-Long": {1: 0.71, 3: 0.90, 5: 0.92}}
 PAPER_LME_TABLE7 = {"G-Long (L = 1)": {3: 0.6286, 5: 0.7220}, "G-Long (L = 2)": {3: 0.5314, 5: 0.6042}}
+#: Table 13 (LongMemEval, N = 500): Recall@3 with and without the importance score in the rerank.
+PAPER_LME_TABLE13 = {"w/o importance": {3: 0.6179}, "w/ importance": {3: 0.6286}}
 
 
 
@@ -90,6 +92,27 @@ class EvidenceEvaluation:
         """Paired bootstrap of ``a - b`` over the same questions (``metrics.paired_bootstrap``), of
         one ``category`` when given."""
         return paired_bootstrap(self.values(a, metric, category), self.values(b, metric, category))
+
+    def wins_losses(self, a: str, b: str, metric: str, category: Optional[str] = None) -> dict[str, list[str]]:
+        """The questions on which ``a`` scores above ``b`` (``"wins"``) and below it (``"losses"``) on
+        one metric, by question id: what a mean difference hides, e.g. a graph step that finds 12
+        questions flat retrieval misses and drops 20 it finds. ``a`` and ``b`` must have been run on
+        the same questions.
+
+        >>> scores = [("g", "q1", 1), ("f", "q1", 0), ("g", "q2", 0), ("f", "q2", 1), ("g", "q3", 1), ("f", "q3", 1)]
+        >>> ev = EvidenceEvaluation({}, [{"method": m, "question": q, "category": "c", "Hit@5": v}
+        ...                              for m, q, v in scores], (5,))
+        >>> ev.wins_losses("g", "f", "Hit@5")
+        {'wins': ['q1'], 'losses': ['q2']}
+        """
+        def pick(method: str) -> dict[str, float]:
+            return {r["question"]: r[metric] for r in self.rows
+                    if r["method"] == method and category in (None, r["category"])}
+
+        va, vb = pick(a), pick(b)
+        if set(va) != set(vb):
+            raise DataError(f"'{a}' and '{b}' were not run on the same questions")
+        return {"wins": [q for q in va if va[q] > vb[q]], "losses": [q for q in va if va[q] < vb[q]]}
 
     def renamed(self, names: dict[str, str]) -> "EvidenceEvaluation":
         """The same evaluation with methods renamed by ``names`` (others keep theirs), e.g. to merge

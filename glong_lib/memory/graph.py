@@ -273,6 +273,10 @@ class GraphMemory:
             raise KeyError(f"no edge {eid} in this memory") from None
         return MemoryEdge(**self.graph.edges[u, v, int(eid)])
 
+    def edge_count(self) -> int:
+        """How many edges the memory holds, superseded ones included (a cheap change marker)."""
+        return len(self._ends)
+
     def edge_ids(self, current_only: bool = False) -> list[int]:
         """Every edge id in insertion order (only the current ones with ``current_only``)."""
         return [e for e in self._ends if not current_only or self.is_current(e)]

@@ -103,6 +103,7 @@ class AssociativeRetriever:
         self.update_access, self.current_only = update_access, current_only
         self.cache = EdgeEmbeddingCache(memory, mode=settings.edge_text)
         self._hubs: tuple[int, set[str]] = (-1, set())  # (edge count it was computed at, hub nodes)
+        self._flat: tuple = (None, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))  # see _flat_edges
 
     def params(self) -> dict[str, Any]:
         """The settings as a plain dict (for traces and JSON output)."""
@@ -209,7 +210,11 @@ class AssociativeRetriever:
             graph_pool = list(trace.pool)
             trace.pool.clear()
             in_pool.clear()
-            add(self.memory.edge_ids(current_only=self.current_only), "flat")
+            for eid, sim in zip(*self.flat_top(qvec, pool)):
+                sims[eid] = sim
+                in_pool.add(eid)
+                trace.pool.append(eid)
+                trace.added.append((eid, "flat"))
             for eid in graph_pool:
                 if eid not in in_pool:
                     in_pool.add(eid)
@@ -224,6 +229,35 @@ class AssociativeRetriever:
             if bridge:
                 add(self.memory.incident_edges(bridge, hops=1, current_only=self.current_only), "bridge")
         trace.semantic = sorted(sims.items(), key=lambda x: -x[1])
+
+    def _flat_edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every edge a flat search ranks (current ones with ``current_only``; the first of each
+        embedded text with ``dedup``), as edge ids and their rows in the embedding cache, in id
+        order. Kept until the memory gains or supersedes an edge: deduplicating 100k edges takes
+        longer than ranking them."""
+        key = (self.memory.edge_count(), len(self.memory.superseded_by), self.current_only, self.settings.dedup)
+        if self._flat[0] != key:
+            eids = self.memory.edge_ids(current_only=self.current_only)
+            if self.settings.dedup:
+                eids = dedup_edges(self.memory, eids, self.settings.edge_text)
+            self.cache.ensure(eids)
+            self._flat = (key, np.asarray(eids, dtype=np.int64),
+                          np.asarray([self.cache.row[e] for e in eids], dtype=np.int64))
+        return self._flat[1], self._flat[2]
+
+    def flat_top(self, qvec: np.ndarray, n: int) -> tuple[list[int], list[float]]:
+        """The ``n`` edges of the whole memory with the highest S_sem = max(0, cosine), best first,
+        ties in id order: what a stable sort of every (deduplicated) edge would keep, found by one
+        matrix-vector product and a partial sort (the flat half of ``pool="flat+graph"``)."""
+        eids, rows = self._flat_edges()
+        if not len(eids) or n <= 0:
+            return [], []
+        sims = np.maximum(self.cache.matrix @ qvec, 0.0)[rows]
+        n = min(int(n), len(sims))
+        nth = -np.partition(-sims, n - 1)[n - 1]                  # the n-th highest score
+        at_least = np.flatnonzero(sims >= nth)                    # every edge scoring that much, ties too, in id order
+        best = at_least[np.argsort(-sims[at_least], kind="stable")][:n]
+        return [int(e) for e in eids[best]], [float(x) for x in sims[best]]
 
     def _rerank(self, trace: RetrievalTrace) -> None:
         """Fine stage: Eq. 4 on the pool; stable sort, so ties keep the semantic order."""

@@ -10,12 +10,14 @@ import matplotlib.pyplot as plt
 import networkx as nx
 
 from ..memory import GraphMemory
+from .labels import edge_gid, label_collisions, node_gid, repel_labels  # noqa: F401  (label_collisions: re-exported)
 
 CURRENT_COLOUR = "#3b6ea8"
 SUPERSEDED_COLOUR = "#9a9a9a"
 NODE_COLOUR = "#f2c14e"
 NEW_COLOUR = "#2a9d3f"
 SPEAKER_COLOUR = "#e07a5f"
+SUPERSEDED_MIN_WIDTH = 1.2
 
 
 def edge_width(weight: float) -> float:
@@ -70,6 +72,18 @@ def superseded_at(mem: GraphMemory, eid: int, upto_session: Optional[int] = None
     return upto_session is None or (mem.edge(new).session or 0) <= upto_session
 
 
+def _ordered(g: nx.Graph, nodes) -> nx.Graph:
+    """The subgraph of ``g`` on ``nodes`` as a new graph with nodes and edges in sorted order.
+    A networkx subgraph *view* of a few nodes iterates them in set order, which changes with
+    Python's string hashing from one process to the next, and a seeded spring layout depends on
+    node order: without this the same memory is drawn differently in every kernel."""
+    keep = set(nodes)
+    out = nx.Graph()
+    out.add_nodes_from(sorted(keep))
+    out.add_edges_from(sorted(tuple(sorted((u, v))) for u, v in g.edges() if u in keep and v in keep))
+    return out
+
+
 def _fan_layout(part: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
     """Positions for one connected part: the core (nodes of degree > 1) by a seeded spring
     layout, and each hub's leaves fanned evenly around it on a circle big enough for their
@@ -85,7 +99,7 @@ def _fan_layout(part: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
     if len(core) == 1:
         pos = {core[0]: (0.0, 0.0)}
     else:
-        raw = nx.spring_layout(part.subgraph(core), iterations=200, seed=seed)
+        raw = nx.spring_layout(_ordered(part, core), iterations=200, seed=seed)
         scale = spread * 0.5 * math.sqrt(len(core) / 2)  # two core nodes end up one `spread` apart
         pos = {n: (float(x) * scale, float(y) * scale) for n, (x, y) in raw.items()}
     for hub, ls in leaves.items():
@@ -104,7 +118,7 @@ def layout(mem: GraphMemory, eids: Sequence[int], seed: int = 42) -> dict[str, t
     for e in eids:
         m = mem.edge(e)
         g.add_edge(m.subject, m.object)
-    parts = [_fan_layout(g.subgraph(c), seed)
+    parts = [_fan_layout(_ordered(g, c), seed)
              for c in sorted(nx.connected_components(g), key=lambda c: (-len(c), min(c)))]
     boxes = [(min(x for x, _ in p.values()), max(x for x, _ in p.values()),
               min(y for _, y in p.values()), max(y for _, y in p.values())) for p in parts]
@@ -173,12 +187,15 @@ def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nod
             ux, uy = x - cx, y - cy
             norm = math.hypot(ux, uy)
             ux, uy = (ux / norm, uy / norm) if norm and n not in speaker_nodes else (0.0, 0.0)
-            ax.text(x + off * ux, y + off * uy, name, fontsize=font_size, bbox=box, zorder=5,
-                    ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
-                    va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
+            text = ax.text(x + off * ux, y + off * uy, name, fontsize=font_size, bbox=box, zorder=5,
+                           ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
+                           va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
+            text.set_gid(node_gid(pos[n]))
     else:
         label_pos = {n: (pos[n][0], pos[n][1] + (0 if n in speaker_nodes else dy)) for n in labels}
-        nx.draw_networkx_labels(g, label_pos, labels=labels, ax=ax, font_size=font_size, bbox=box)
+        drawn = nx.draw_networkx_labels(g, label_pos, labels=labels, ax=ax, font_size=font_size, bbox=box)
+        for n, text in drawn.items():
+            text.set_gid(node_gid(pos[n]))
     if edge_labels if edge_labels is not None else len(eids) <= 30:
         _draw_relation_labels(mem, g, pos, ax)
     ax.set_title(title if title is not None else f"{len(nodes)} entities, {len(eids)} facts", fontsize=10)
@@ -196,11 +213,15 @@ def _draw_edges(mem: GraphMemory, g: nx.MultiDiGraph, pos: dict, ax, upto_sessio
         nth = seen.get(pair, 0)
         seen[pair] = nth + 1
         old = superseded_at(mem, e, upto_session)
-        nx.draw_networkx_edges(
-            g, pos, edgelist=[(u, v)], ax=ax, width=edge_width(m.weight),
+        # a superseded edge keeps a visible width whatever its weight: it is the point of the dashing
+        width = max(edge_width(m.weight), SUPERSEDED_MIN_WIDTH) if old else edge_width(m.weight)
+        drawn = nx.draw_networkx_edges(
+            g, pos, edgelist=[(u, v)], ax=ax, width=width,
             edge_color=SUPERSEDED_COLOUR if old else CURRENT_COLOUR, style="dashed" if old else "solid",
             alpha=0.7 if old else 0.9, arrows=True, arrowsize=10,
             connectionstyle=f"arc3,rad={0.12 * nth * (-1) ** nth}", node_size=300)
+        for arrow in drawn if isinstance(drawn, list) else [drawn]:   # where the line runs, for the label checks
+            arrow.set_gid(edge_gid(pos[u], pos[v]))
 
 
 def _draw_relation_labels(mem: GraphMemory, g: nx.MultiDiGraph, pos: dict, ax) -> None:
@@ -217,27 +238,32 @@ def _draw_relation_labels(mem: GraphMemory, g: nx.MultiDiGraph, pos: dict, ax) -
 
 
 def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_nodes: int = 40, seed: int = 42,
-                speakers: Sequence[str] = (), ncols: int = 3, panel_size: float = 4.6, legend: bool = True,
-                font_size: float = 7, label_outward: bool = True):
+                speakers: Sequence[str] = (), ncols: int = 2, panel_size: float = 4.6, legend: bool = True,
+                font_size: float = 8, label_outward: bool = True, repel: bool = True):
     """One panel per session: the memory as it stood after it, on fixed positions (from the
-    final graph) so that growth is easy to follow. Only the speakers and the entities new in
+    final graph) so that growth is easy to follow; each title gives what the session added (facts
+    drawn, entities first seen) and the facts drawn in all. Only the speakers and the entities new in
     that session are named (outlined in green), so each panel shows what the session added.
     With ``legend`` a key (outline, node kinds, edge width by weight, superseded edges when there
     are any) fills the first empty panel, or sits under the panels when none is empty;
-    ``label_outward`` writes each name on the side of its node away from its edges."""
+    ``label_outward`` writes each name on the side of its node away from its edges, and ``repel``
+    then moves names off other nodes and names (``repel_labels``)."""
     if sessions is None:
         sessions = [r["session"] for r in mem.growth()]
     pos = layout(mem, select_edges(mem, max_nodes=max_nodes), seed)
     rows = max(1, math.ceil(len(sessions) / ncols))
     cols = min(ncols, max(1, len(sessions)))
     fig, axes = plt.subplots(rows, cols, figsize=(panel_size * cols, panel_size * rows), squeeze=False)
+    shown_before = 0
     for ax, s in zip(axes.flat, sessions):
         eids = select_edges(mem, max_nodes=max_nodes, upto_session=s)
         new = [n for n in mem.graph if mem.graph.nodes[n].get("first_session") == s]
         draw_memory(mem, ax=ax, max_nodes=max_nodes, upto_session=s, pos=pos, edge_labels=False,
                     speakers=speakers, node_scale=0.45, font_size=font_size, new_nodes=new,
                     label_nodes=set(new) | {mem.resolve(x) for x in speakers}, label_outward=label_outward,
-                    title=f"after session {s}: {len(eids)} facts, {len(new)} new entities")
+                    title=f"after session {s}: +{len(eids) - shown_before} facts, +{len(new)} entities "
+                          f"({len(eids)} facts in all)")
+        shown_before = len(eids)
     xs, ys = [x for x, _ in pos.values()] or [0.0], [y for _, y in pos.values()] or [0.0]
     padx, pady = 0.15 * ((max(xs) - min(xs)) or 1.0), 0.08 * ((max(ys) - min(ys)) or 1.0)
     for ax in list(axes.flat)[:len(sessions)]:  # one frame for all panels: nodes stay put
@@ -248,7 +274,7 @@ def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_
         ax.axis("off")
     if not legend:
         fig.tight_layout()
-        return fig
+        return repel_labels(fig) if repel else fig
     handles = legend_handles(speakers=bool(speakers), new=True,
                              superseded=any(superseded_at(mem, e) for e in select_edges(mem, max_nodes=max_nodes)))
     if spare:
@@ -257,7 +283,7 @@ def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_
     else:
         fig.legend(handles=handles, loc="lower center", ncol=min(4, len(handles)), fontsize=8, frameon=False)
         fig.tight_layout(rect=(0, 0.7 / fig.get_size_inches()[1], 1, 1))
-    return fig
+    return repel_labels(fig) if repel else fig
 
 
 def plot_growth(growth: Union[Sequence[dict], dict[str, Sequence[dict]]], ax=None, title: str = "Memory growth"):
