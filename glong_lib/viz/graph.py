@@ -84,6 +84,30 @@ def _ordered(g: nx.Graph, nodes) -> nx.Graph:
     return out
 
 
+def _spread_apart(pos: dict, gap: float, rounds: int = 100) -> dict:
+    """Push apart, a little at a time, the nodes closer than ``gap`` (a spring layout can put a hub's
+    neighbour against the hub's disc, hiding their edge); nodes further apart do not move."""
+    names = sorted(pos)
+    xy = {n: list(pos[n]) for n in names}
+    for _ in range(rounds):
+        moved = False
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                dx, dy = xy[b][0] - xy[a][0], xy[b][1] - xy[a][1]
+                d = math.hypot(dx, dy)
+                if d < gap:
+                    ux, uy = (dx / d, dy / d) if d > 1e-9 else (1.0, 0.0)
+                    step = (gap - d) / 4
+                    xy[a][0] -= ux * step
+                    xy[a][1] -= uy * step
+                    xy[b][0] += ux * step
+                    xy[b][1] += uy * step
+                    moved = True
+        if not moved:
+            break
+    return {n: (xy[n][0], xy[n][1]) for n in names}
+
+
 def _fan_layout(part: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
     """Positions for one connected part: the core (nodes of degree > 1) by a seeded spring
     layout, and each hub's leaves fanned evenly around it on a circle big enough for their
@@ -94,14 +118,14 @@ def _fan_layout(part: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
         if part.degree(n) == 1 and part.degree(nbrs[0]) > 1:
             leaves.setdefault(nbrs[0], []).append(n)
     core = [n for n in part if not any(n in ls for ls in leaves.values())]
-    radius = {h: max(1.4, 0.16 * len(ls)) for h, ls in leaves.items()}
+    radius = {h: max(2.0, 0.2 * len(ls)) for h, ls in leaves.items()}   # room for the hub's disc and the names
     spread = 2.6 * max(radius.values(), default=1.0)
     if len(core) == 1:
         pos = {core[0]: (0.0, 0.0)}
     else:
         raw = nx.spring_layout(_ordered(part, core), iterations=200, seed=seed)
         scale = spread * 0.5 * math.sqrt(len(core) / 2)  # two core nodes end up one `spread` apart
-        pos = {n: (float(x) * scale, float(y) * scale) for n, (x, y) in raw.items()}
+        pos = _spread_apart({n: (float(x) * scale, float(y) * scale) for n, (x, y) in raw.items()}, 2.0)
     for hub, ls in leaves.items():
         hx, hy = pos[hub]
         for i, leaf in enumerate(ls):

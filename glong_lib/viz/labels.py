@@ -104,6 +104,15 @@ def _crosses(box, seg) -> bool:
     return True
 
 
+def _segments_cross(a, b) -> bool:
+    """Whether two segments (x1, y1, x2, y2) cross (proper intersection, by orientation signs)."""
+    def side(p, q, r):
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+    p1, p2, q1, q2 = a[:2], a[2:], b[:2], b[2:]
+    d1, d2, d3, d4 = side(q1, q2, p1), side(q1, q2, p2), side(p1, p2, q1), side(p1, p2, q2)
+    return d1 * d2 < 0 and d3 * d4 < 0
+
+
 def _covers(box, disc) -> bool:
     """Whether a text's pixel box reaches into a node's disc (x, y, radius)."""
     x, y, r = disc
@@ -127,10 +136,19 @@ def _settle(ax, texts, targets, leaders, renderer, gaps=(6, 14, 24, 36, 50), dir
         boxes = [u.get_window_extent(renderer) for u in ax.texts
                  if u is not text and u.get_visible() and u.get_text().strip()]
 
+        # edge lines that do not end at this name's node: its leader line should not cross them either
+        away = [seg for seg in segments if min(math.hypot(seg[0] - own[0], seg[1] - own[1]),
+                                               math.hypot(seg[2] - own[0], seg[3] - own[1])) > 0.5]
+
         def free(edges: bool) -> bool:
             box = text.get_window_extent(renderer)
-            return (not any(_covers(box, d) for d in foreign) and not any(box.overlaps(b) for b in boxes)
-                    and not (edges and any(_crosses(box, seg) for seg in segments)))
+            if any(_covers(box, d) for d in foreign) or any(box.overlaps(b) for b in boxes):
+                return False
+            if not edges:
+                return True
+            centre = ((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2)
+            return not any(_crosses(box, seg) for seg in segments) and not any(
+                _segments_cross((centre[0], centre[1], own[0], own[1]), seg) for seg in away)
 
         if free(edges=True):
             continue
@@ -185,7 +203,7 @@ def label_collisions(fig) -> dict[str, int]:
     own node on purpose). What the figure notices of notebook 03 print, so "no name covers
     another node" is measured, not asserted."""
     renderer = _renderer(fig)
-    names_overlap = names_on_nodes = names_on_edges = 0
+    names_overlap = names_on_nodes = names_on_edges = leaders_on_edges = 0
     for ax in fig.axes:
         texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
         boxes = [t.get_window_extent(renderer) for t in texts]
@@ -197,6 +215,11 @@ def label_collisions(fig) -> dict[str, int]:
             names_on_nodes += any(_covers(b, d) for d in foreign)
             if own is not None and own != tuple(t.get_position()):     # a speaker's name sits on its own spokes
                 names_on_edges += any(_crosses(b, seg) for seg in segments)
+                at = ax.transData.transform(own)
+                leader = ((b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2, at[0], at[1])
+                leaders_on_edges += any(_segments_cross(leader, seg) for seg in segments
+                                        if min(math.hypot(seg[0] - at[0], seg[1] - at[1]),
+                                               math.hypot(seg[2] - at[0], seg[3] - at[1])) > 0.5)
     return {"names": sum(len([t for t in ax.texts if t.get_text().strip()]) for ax in fig.axes),
             "names overlapping a name": int(names_overlap), "names on a node": int(names_on_nodes),
-            "names across an edge": int(names_on_edges)}
+            "names across an edge": int(names_on_edges), "leader lines across an edge": int(leaders_on_edges)}
