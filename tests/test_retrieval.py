@@ -635,3 +635,19 @@ def test_flat_top_equals_a_stable_sort_of_every_deduplicated_edge():
     q = unit_vectors(mem.encoder, ["opera"])[0]
     got, want = r.flat_top(q, 3), brute(q, 3)
     assert got[0] == want[0] and mem.edge_ids()[-1] in r.flat_top(q, 500)[0]   # the new edge is ranked
+
+
+def test_compare_can_resample_whole_conversations():
+    from glong_lib.evaluation.retrieval import EvidenceEvaluation
+
+    rows = []
+    for i in range(24):
+        conv = f"c{i % 8}"
+        base = {"question": f"q{i}", "category": "x", "conversation": conv}
+        rows += [{**base, "method": "g", "MRR@20": float(i % 8 < 3)}, {**base, "method": "f", "MRR@20": 0.0}]
+    ev = EvidenceEvaluation({}, rows, (5,))
+    flat, clustered = ev.compare("g", "f", "MRR@20"), ev.compare("g", "f", "MRR@20", by_conversation=True)
+    assert flat["mean_diff"] == clustered["mean_diff"] == pytest.approx(9 / 24)
+    assert clustered["n_groups"] == 8 and flat["n_groups"] is None
+    # a conversation's questions agree with each other here, so resampling conversations widens the interval
+    assert clustered["ci_high"] - clustered["ci_low"] > flat["ci_high"] - flat["ci_low"]
