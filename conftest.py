@@ -43,15 +43,3 @@ def real_data() -> Path:
 def sample_dir() -> Path:
     return DATA
 
-
-@pytest.fixture(autouse=True)
-def _figure_folder_does_not_leak():
-    """The notebook runner sets $GLONG_FIGURES_DIR in its own process for the kernels it starts; a test
-    that runs it in-process must not leave it set, or later tests' figures land in the committed
-    figures/ folder (they once did: figures/stages.png and three others)."""
-    before = os.environ.get("GLONG_FIGURES_DIR")
-    yield
-    if before is None:
-        os.environ.pop("GLONG_FIGURES_DIR", None)
-    else:
-        os.environ["GLONG_FIGURES_DIR"] = before

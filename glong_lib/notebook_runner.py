@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -74,6 +75,23 @@ def execute(book: Path, target: Path, params: dict) -> None:
                         f"(the executed notebook with the full traceback: {target})", path=book.name) from None
 
 
+@contextmanager
+def _environment(values: dict[str, str]):
+    """Set ``values`` in this process's environment for what runs inside (the kernels it starts),
+    then put back what was there: the runner is also called in-process (tests, the CLI), and a
+    figure folder left set would send later figures into the committed figures/."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[Path] = None,
                   inplace: bool = False, only: Optional[Sequence[str]] = None,
                   folder: Path = NOTEBOOKS_DIR, extra: Optional[dict] = None, log=print) -> list[NotebookRun]:
@@ -97,23 +115,24 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
         params.update(SMOKE=True, FIGURES_DIR=str((out / "figures").resolve()))
     if profile != "offline":
         params["PROFILE"] = profile
-    # the kernel inherits this process's environment: make the mode, the cache and the figure folder
-    # explicit (a notebook run by hand caches beside itself; run here, it shares the command line's cache)
-    os.environ["GLONG_SMOKE"] = "1" if smoke else "0"
-    os.environ.setdefault("GLONG_CACHE", str(Path.home() / ".cache" / "glong"))  # models.cache_dir's default
-    # smoke figures go beside the executed copies; a full run refreshes the repository's figures/
-    # (a notebook's own FIGURES_DIR = "figures" is for a reader running it by hand, e.g. on Colab)
-    os.environ["GLONG_FIGURES_DIR"] = str((out / "figures").resolve() if smoke else FIGURES_DIR)
     runs = []
     books = list_notebooks(folder, only)
     if not books:
         raise DataError(f"no notebook matches {', '.join(only) if only else '*'}", path=folder)
-    for book in books:
-        target = book if inplace else out / book.name
-        start = time.perf_counter()
-        execute(book, target, params)
-        clean_outputs(target)
-        runs.append(NotebookRun(book.name, time.perf_counter() - start, target))
-        log(f"{book.name:<45} {runs[-1].seconds:7.1f} s")
+    # the kernels inherit this process's environment: make the mode, the cache and the figure folder
+    # explicit (a notebook run by hand caches beside itself; run here, it shares the command line's cache).
+    # Smoke figures go beside the executed copies; a full run refreshes the repository's figures/ (a
+    # notebook's own FIGURES_DIR = "figures" is for a reader running it by hand, e.g. on Colab).
+    kernel_env = {"GLONG_SMOKE": "1" if smoke else "0",
+                  "GLONG_CACHE": os.environ.get("GLONG_CACHE") or str(Path.home() / ".cache" / "glong"),
+                  "GLONG_FIGURES_DIR": str((out / "figures").resolve() if smoke else FIGURES_DIR)}
+    with _environment(kernel_env):
+        for book in books:
+            target = book if inplace else out / book.name
+            start = time.perf_counter()
+            execute(book, target, params)
+            clean_outputs(target)
+            runs.append(NotebookRun(book.name, time.perf_counter() - start, target))
+            log(f"{book.name:<45} {runs[-1].seconds:7.1f} s")
     log(f"{'total':<45} {sum(r.seconds for r in runs):7.1f} s")
     return runs

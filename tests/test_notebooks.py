@@ -144,3 +144,15 @@ def test_notebooks_02_and_04_through_the_hub_code_path(tmp_path, monkeypatch):
                        for c in nb["cells"] for o in c.get("outputs", []))
         assert not [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
         assert hub.summarizer.model in text, f"{run.name} did not load the hub summarizer"
+
+
+def test_runner_environment_is_put_back(monkeypatch):
+    """The variables the runner sets for its kernels are restored afterwards, so an in-process run
+    (these tests) does not send later figures into the committed figures/ folder."""
+    from glong_lib.notebook_runner import _environment
+
+    monkeypatch.delenv("GLONG_FIGURES_DIR", raising=False)
+    monkeypatch.setenv("GLONG_SMOKE", "0")
+    with _environment({"GLONG_FIGURES_DIR": "/somewhere", "GLONG_SMOKE": "1"}):
+        assert os.environ["GLONG_FIGURES_DIR"] == "/somewhere" and os.environ["GLONG_SMOKE"] == "1"
+    assert "GLONG_FIGURES_DIR" not in os.environ and os.environ["GLONG_SMOKE"] == "0"

@@ -198,9 +198,9 @@ class AnswerEvaluation:
         self.rows, self.methods = rows, list(methods)
         self.unit = "conversation" if len({r["conversation"] for r in rows}) >= self.MIN_CLUSTERS else "question"
 
-    def _groups(self, labels: Sequence[tuple[str, str]]) -> Optional[list[str]]:
-        """Bootstrap groups for (question, conversation) pairs: conversations, or None (each question)."""
-        return [c for _, c in labels] if self.unit == "conversation" else None
+    def _groups(self, conversations: Sequence[str]) -> Optional[list[str]]:
+        """Bootstrap groups for items from ``conversations``: those, or None (each item its own)."""
+        return list(conversations) if self.unit == "conversation" else None
 
     def values(self, method: str, category: Optional[str] = None) -> list[tuple[str, str, float]]:
         return [(r["question"], r["conversation"], r["F1"]) for r in self.rows
@@ -219,7 +219,7 @@ class AnswerEvaluation:
                 if not vals:
                     continue
                 f1 = [v for _, _, v in vals]
-                ci = paired_bootstrap(f1, [0.0] * len(f1), groups=self._groups([(q, c) for q, c, _ in vals]))
+                ci = paired_bootstrap(f1, [0.0] * len(f1), groups=self._groups([c for _, c, _ in vals]))
                 row = {"category": cat or "all", "method": m, "questions": len(f1),
                        "F1": sum(f1) / len(f1), "ci low": ci["ci_low"], "ci high": ci["ci_high"]}
                 if baseline and m != baseline:
@@ -236,4 +236,4 @@ class AnswerEvaluation:
         if not keys:
             raise DataError(f"no question has answers from both '{a}' and '{b}'")
         return paired_bootstrap([va[q][1] for q in keys], [vb[q] for q in keys],
-                                groups=self._groups([(q, va[q][0]) for q in keys]))
+                                groups=self._groups([va[q][0] for q in keys]))

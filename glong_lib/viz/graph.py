@@ -84,30 +84,6 @@ def _ordered(g: nx.Graph, nodes) -> nx.Graph:
     return out
 
 
-def _spread_apart(pos: dict, gap: float, rounds: int = 100) -> dict:
-    """Push apart, a little at a time, the nodes closer than ``gap`` (a spring layout can put a hub's
-    neighbour against the hub's disc, hiding their edge); nodes further apart do not move."""
-    names = sorted(pos)
-    xy = {n: list(pos[n]) for n in names}
-    for _ in range(rounds):
-        moved = False
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                dx, dy = xy[b][0] - xy[a][0], xy[b][1] - xy[a][1]
-                d = math.hypot(dx, dy)
-                if d < gap:
-                    ux, uy = (dx / d, dy / d) if d > 1e-9 else (1.0, 0.0)
-                    step = (gap - d) / 4
-                    xy[a][0] -= ux * step
-                    xy[a][1] -= uy * step
-                    xy[b][0] += ux * step
-                    xy[b][1] += uy * step
-                    moved = True
-        if not moved:
-            break
-    return {n: (xy[n][0], xy[n][1]) for n in names}
-
-
 def _fan_layout(part: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
     """Positions for one connected part: the core (nodes of degree > 1) by a seeded spring
     layout, and each hub's leaves fanned evenly around it on a circle big enough for their
@@ -125,7 +101,7 @@ def _fan_layout(part: nx.Graph, seed: int) -> dict[str, tuple[float, float]]:
     else:
         raw = nx.spring_layout(_ordered(part, core), iterations=200, seed=seed)
         scale = spread * 0.5 * math.sqrt(len(core) / 2)  # two core nodes end up one `spread` apart
-        pos = _spread_apart({n: (float(x) * scale, float(y) * scale) for n, (x, y) in raw.items()}, 2.0)
+        pos = {n: (float(x) * scale, float(y) * scale) for n, (x, y) in raw.items()}
     for hub, ls in leaves.items():
         hx, hy = pos[hub]
         for i, leaf in enumerate(ls):

@@ -124,6 +124,19 @@ def _others(discs, own_px) -> list:
     return [d for d in discs if own_px is None or math.hypot(d[0] - own_px[0], d[1] - own_px[1]) > 0.5]
 
 
+def _away(segments, own_px) -> list:
+    """The edge lines that do not end at the node at ``own_px`` (pixels): those a name's leader line
+    should not cross (its own node's edges meet it at the node)."""
+    return [s for s in segments if min(math.hypot(s[0] - own_px[0], s[1] - own_px[1]),
+                                       math.hypot(s[2] - own_px[0], s[3] - own_px[1])) > 0.5]
+
+
+def _leader_crosses(box, own_px, away) -> bool:
+    """Whether the line from the name's box centre to its node crosses one of the edge lines ``away``."""
+    centre = ((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2)
+    return any(_segments_cross((*centre, own_px[0], own_px[1]), seg) for seg in away)
+
+
 def _settle(ax, texts, targets, leaders, renderer, gaps=(6, 14, 24, 36, 50), directions: int = 24) -> None:
     """For each name that still covers another node, another name or an edge line: the first spot
     around its own node (``directions`` angles at each of ``gaps`` pixels beyond the disc, nearest
@@ -136,19 +149,13 @@ def _settle(ax, texts, targets, leaders, renderer, gaps=(6, 14, 24, 36, 50), dir
         boxes = [u.get_window_extent(renderer) for u in ax.texts
                  if u is not text and u.get_visible() and u.get_text().strip()]
 
-        # edge lines that do not end at this name's node: its leader line should not cross them either
-        away = [seg for seg in segments if min(math.hypot(seg[0] - own[0], seg[1] - own[1]),
-                                               math.hypot(seg[2] - own[0], seg[3] - own[1])) > 0.5]
+        away = _away(segments, own)
 
         def free(edges: bool) -> bool:
             box = text.get_window_extent(renderer)
             if any(_covers(box, d) for d in foreign) or any(box.overlaps(b) for b in boxes):
                 return False
-            if not edges:
-                return True
-            centre = ((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2)
-            return not any(_crosses(box, seg) for seg in segments) and not any(
-                _segments_cross((centre[0], centre[1], own[0], own[1]), seg) for seg in away)
+            return not edges or not (any(_crosses(box, seg) for seg in segments) or _leader_crosses(box, own, away))
 
         if free(edges=True):
             continue
@@ -156,19 +163,17 @@ def _settle(ax, texts, targets, leaders, renderer, gaps=(6, 14, 24, 36, 50), dir
         before = text.get_position(), text.get_horizontalalignment(), text.get_verticalalignment()
         text.set_horizontalalignment("center")
         text.set_verticalalignment("center")
-        width, height = text.get_window_extent(renderer).width, text.get_window_extent(renderer).height
-        spots = [(own[0] + math.cos(a) * (radius + gap + width / 2), own[1] + math.sin(a) * (radius + gap + height / 2))
+        size = text.get_window_extent(renderer)
+        spots = [(own[0] + math.cos(a) * (radius + gap + size.width / 2),
+                  own[1] + math.sin(a) * (radius + gap + size.height / 2))
                  for gap in gaps for a in (2 * math.pi * i / directions for i in range(directions))]
-        found = False
-        for edges in (True, False):
-            for centre in spots:
-                text.set_position(ax.transData.inverted().transform(centre))
-                if free(edges):
-                    found = True
-                    break
-            if found:
-                break
-        if found:
+
+        def fits(centre, edges: bool) -> bool:
+            text.set_position(ax.transData.inverted().transform(centre))
+            return free(edges)
+
+        # nearest spot clear of everything first, then nearest clear of nodes and names; any() stops there
+        if any(fits(centre, edges) for edges in (True, False) for centre in spots):
             if leader is not None:
                 leader.set_positions(text.get_position(), target)
         else:
@@ -214,12 +219,9 @@ def label_collisions(fig) -> dict[str, int]:
             foreign = _others(discs, ax.transData.transform(own) if own is not None else None)
             names_on_nodes += any(_covers(b, d) for d in foreign)
             if own is not None and own != tuple(t.get_position()):     # a speaker's name sits on its own spokes
-                names_on_edges += any(_crosses(b, seg) for seg in segments)
                 at = ax.transData.transform(own)
-                leader = ((b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2, at[0], at[1])
-                leaders_on_edges += any(_segments_cross(leader, seg) for seg in segments
-                                        if min(math.hypot(seg[0] - at[0], seg[1] - at[1]),
-                                               math.hypot(seg[2] - at[0], seg[3] - at[1])) > 0.5)
+                names_on_edges += any(_crosses(b, seg) for seg in segments)
+                leaders_on_edges += _leader_crosses(b, at, _away(segments, at))
     return {"names": sum(len([t for t in ax.texts if t.get_text().strip()]) for ax in fig.axes),
             "names overlapping a name": int(names_overlap), "names on a node": int(names_on_nodes),
             "names across an edge": int(names_on_edges), "leader lines across an edge": int(leaders_on_edges)}
