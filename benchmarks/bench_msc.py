@@ -24,11 +24,19 @@ echo generator, gold triples, no salience model) about 10 s; the full run (20 re
     python -m benchmarks.bench_msc --generator tokens --turns-per-session 0         # prompt tokens of every turn
     python -m benchmarks.bench_msc --reply-probe 9 --methods glong                  # why replies stop at line 1
     python -m benchmarks.bench_msc --quick --json msc.json
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_msc --candidates --json cand.json  # responders
+
+``--candidates`` (issue 28) runs no history, long context and G-Long once per responder of
+:data:`CANDIDATES` on the same real MSC conversations (20, held out from the MSC responder's
+training) and prints one row per responder: prompt echoes (every kind of ``generation.echo_kind``),
+B-2 and R-L on the paper's scale, the memory-use probe for G-Long, seconds per reply, G-Long minus
+long context, and each responder's G-Long minus the first's, paired over conversations.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
 from benchmarks._common import bench_parser, real_data_dir
 from glong_lib.agent import ALL_METHODS
@@ -62,13 +70,105 @@ def eval_msc_args(argv=None) -> list[str]:
     return args + rest
 
 
+#: The responders ``--candidates`` compares (``glong eval-msc --responder``), the first being the reference.
+CANDIDATES = ("plain", "msc-lora")
+#: The methods each candidate runs: the two the paper compares and the floor.
+CANDIDATE_METHODS = ["no-history", "long-context", "glong"]
+
+
+def candidate_row(name: str, data: dict, reference: Optional[dict] = None) -> dict:
+    """One responder's line of the candidate table, from its ``glong eval-msc --compare --out`` JSON."""
+    from glong_lib.evaluation.metrics import paired_bootstrap
+
+    records = data["records"]
+    glong_rows = [r for r in records if r["method"] == "G-Long"]
+    health = {h["method"]: h for h in data["comparison"]["health"]}
+    use = {u["method"]: u for u in data["comparison"].get("memory use") or []}
+    vs = data["comparison"]["glong_vs_long_context"]
+    fresh = [r["seconds"] for r in records if not r["cached"]]
+    row = {"responder": name, "replies": len(records),
+           "echo %": round(100 * sum(h["prompt echo"] for h in health.values()) / len(records), 1),
+           "G-Long echo %": round(100 * health["G-Long"]["prompt echo"] / len(glong_rows), 1),
+           "G-Long B-2": round(100 * _mean(glong_rows, "nlg_b2"), 2),
+           "G-Long R-L": round(100 * _mean(glong_rows, "nlg_rougeL"), 2),
+           "s / reply": round(sum(fresh) / max(1, len(fresh)), 2),
+           "G-Long - long context B-2": _interval(vs["nlg_b2"]["diff mean"], vs["nlg_b2"]["ci low"],
+                                                  vs["nlg_b2"]["ci high"]),
+           "G-Long - long context R-L": _interval(vs["nlg_rougeL"]["diff mean"], vs["nlg_rougeL"]["ci low"],
+                                                  vs["nlg_rougeL"]["ci high"])}
+    for method in ("G-Long", "No history", "Long context"):
+        if method in use:
+            u = use[method]
+            row[f"memory use {method}"] = (f"{u['reply uses memory']:.3f} [{u['ci low']:.3f}, {u['ci high']:.3f}] "
+                                           f"of {u['memory turns']}")
+    if "- No history" in use.get("G-Long", {}):
+        u = use["G-Long"]
+        row["memory use G-Long - no history"] = _interval(u["- No history"], u["diff ci low"], u["diff ci high"], 3)
+    if reference is not None:
+        mine = {(r["conversation"], r["turn_id"]): r for r in glong_rows}
+        ref = {(r["conversation"], r["turn_id"]): r for r in reference["records"] if r["method"] == "G-Long"}
+        keys = sorted(mine.keys() & ref.keys())
+        for metric, label in (("nlg_b2", "B-2"), ("nlg_rougeL", "R-L")):
+            d = paired_bootstrap([100 * mine[k][metric] for k in keys], [100 * ref[k][metric] for k in keys],
+                                 groups=[k[0] for k in keys])
+            row[f"G-Long {label} - first responder"] = _interval(d["mean_diff"], d["ci_low"], d["ci_high"])
+    return row
+
+
+def _mean(rows, key):
+    return sum(r[key] for r in rows) / max(1, len(rows))
+
+
+def _interval(mean, low, high, digits=2):
+    return f"{mean:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def candidates(argv) -> int:
+    """``--candidates``: one ``glong eval-msc`` run per responder, then the table (see the docstring)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from benchmarks._common import write_results
+
+    ours, rest = bench_parser(__doc__).parse_known_args([a for a in argv if a != "--candidates"])
+    msc = real_data_dir("msc", "msc4_valid.jsonl")
+    if msc is None:
+        print("--candidates needs the real MSC: set GLONG_REAL_DATA to the folder holding msc/msc4_valid.jsonl")
+        return 2
+    runs: dict = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in CANDIDATES:
+            out = Path(scratch) / f"{name}.json"
+            args = ["eval-msc", "--methods", *CANDIDATE_METHODS, "--compare", "--turns-per-session", "2",
+                    "--max-new-tokens", "24", "--msc", str(msc), "--conversations", "20", "--responder", name,
+                    *rest, "--out", str(out)]
+            print(f"\n=== responder: {name}")
+            code = glong(args)
+            if code:
+                return code
+            runs[name] = json.loads(out.read_text())
+    first = runs[CANDIDATES[0]]
+    rows = [candidate_row(name, data, None if name == CANDIDATES[0] else first) for name, data in runs.items()]
+    print("\nResponder candidates (20 real MSC conversations, sessions 2-4, first 2 user turns of each; x100 on "
+          "the paper's scale; [95% CI over conversations])")
+    for row in rows:
+        print("\n".join(f"  {k}: {v}" for k, v in row.items()), end="\n\n")
+    write_results(ours.json, {"candidates": rows, "runs": {n: {k: v for k, v in d.items() if k != "records"}
+                                                          for n, d in runs.items()},
+                              "records": {n: d["records"] for n, d in runs.items()}})
+    return 0
+
+
 def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if {"-h", "--help"} & set(argv):
         print(__doc__)
-        print("Options: --json PATH, --quick, and every option of `glong eval-msc --help`.")
+        print("Options: --json PATH, --quick, --candidates, and every option of `glong eval-msc --help`.")
         return 0
+    if "--candidates" in argv:
+        return candidates(argv)
     return glong(eval_msc_args(argv))
 
 

@@ -232,6 +232,7 @@ CASES = [
     ("eval-msc --price-in nan --generator echo", "not a finite number"),
     ("eval-msc --price-out -1 --generator echo", "outside"),
     ("eval-msc --seed -4 --generator echo", "outside"),
+    ("eval-msc --responder msc-lora --generator echo", "needs --generator local and --msc"),
     ("eval-msc --generator openai", "needs --base-url"),
     ("eval-msc --generator echo --methods telepathy", "invalid choice"),
     ("eval-msc --generator echo --context-scope week", "invalid choice"),

@@ -95,6 +95,9 @@ def register(sub) -> None:
     p.add_argument("--full-replies", action="store_true",
                    help="local model: no first-line stop or cut (off by default: the 135M model never ends its "
                         "turn; see clean_reply). API models always keep their whole reply")
+    p.add_argument("--responder", choices=("plain", "msc-lora"), default="plain",
+                   help="local model: as shipped, or with the LoRA responder trained on the --msc file's conversations "
+                        "outside the evaluation's samples (evaluation.responder; about 15 min on 2 cores, cached)")
     p.add_argument("--reply-probe", type=number(int, 0), default=0, metavar="N",
                    help="local model: first generate N G-Long replies with 160 tokens and no first-line stop, "
                         "and report how they end (the evidence for the first-line default)")
@@ -133,7 +136,8 @@ def build_generator(args):
     cap = args.max_new_tokens if args.generator == "openai" else args.max_new_tokens or LOCAL_REPLY_TOKENS
     generator = make_generator(profile_from(args).name, max_new_tokens=cap,
                                base_url=args.base_url if args.generator == "openai" else None,
-                               model=args.model, api_key_env=args.api_key_env, **local)
+                               model=args.model, api_key_env=args.api_key_env, **local,
+                               **({"adapter": str(args.adapter)} if getattr(args, "adapter", None) else {}))
     if args.generator == "tokens":
         return MemoryEchoGenerator(tokenizer=generator.tokenizer, context_window=generator.context_window,
                                    max_new_tokens=cap)
@@ -214,6 +218,12 @@ def run(args) -> int:
     if args.extractor_steps:
         profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
     source = TripleSource(mode, score=not args.no_salience, profile=profile, scope=args.scope)
+    if args.responder == "msc-lora":
+        if args.generator != "local" or args.msc is None:
+            raise DataError("--responder msc-lora needs --generator local and --msc (MSC JSONL with persona_text)")
+        from ..evaluation.responder import responder_adapter
+
+        args.adapter = responder_adapter(path, convs)
     generator = build_generator(args)
     agents = build_agents(args, generator, source)
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
@@ -281,7 +291,9 @@ def print_tables(result, price, smoothed: bool = False, replies: bool = True) ->
 def comparison(result, replies: bool = True) -> dict:
     """What ``--compare`` reports: the pairs of :data:`PAIRS` that ran and reply health (when
     replies were generated), and G-Long against long context when both ran."""
-    out: dict = {"pairs": pair_rows(result), "health": reply_health(result)} if replies else {}
+    from ..evaluation.responder import reply_health
+
+    out: dict = {"pairs": pair_rows(result), "health": reply_health(result.records, result.methods)} if replies else {}
     if {"G-Long", "Long context"} <= set(result.methods):
         out["glong_vs_long_context"] = result.compare("G-Long", "Long context")
     return out
@@ -311,30 +323,14 @@ def pair_rows(result) -> list[dict]:
     return rows
 
 
-def reply_health(result) -> list[dict]:
-    """Per method: replies that are empty or the prompt echoed back (a tag such as ``<MEMORY>``, a
-    header, or a memory line: :func:`~glong_lib.generation.is_prompt_echo`), and the mean length: a
-    135M generator sometimes answers with the prompt's own markup."""
-    from ..generation import is_prompt_echo
-
-    rows = []
-    for method in result.methods:
-        rows_of = [r for r in result.records if r["method"] == method]
-        replies = [r["reply"] for r in rows_of]
-        rows.append({"method": method, "replies": len(replies),
-                     "empty": sum(not x.strip() for x in replies),
-                     "prompt echo": sum(is_prompt_echo(r["reply"], r["memories"]) for r in rows_of),
-                     "mean words": round(sum(len(x.split()) for x in replies) / max(1, len(replies)), 1)})
-    return rows
-
-
 def print_comparison(report: dict) -> None:
     """Print :func:`comparison`'s report."""
     if report.get("pairs"):
         print("\nPaired differences (x100; mean [95% CI] over conversations; nlg-eval scale, then smoothed)")
         print_table(report["pairs"])
     if "health" in report:
-        print("\nReply health (how many replies are empty or the prompt echoed back: a tag, a header or a memory line)")
+        print("\nReply health (how many replies are empty or copy the prompt: a tag, a header, a memory line, "
+              "5 words of the system line, the instruction or the user's utterance: generation.echo_kind)")
         print_table(report["health"])
     if report.get("memory use"):
         print("\nMemory use: replies to turns whose gold reply recalls an earlier session's persona fact; "

@@ -30,6 +30,16 @@ LOCOMO_ORDER = ("multi-hop", "temporal", "open-domain", "single-hop")
 #: The method that answers with no memory at all.
 NO_MEMORY = "no memory"
 
+#: The paper's Table 3 (LoCoMo generation, N = 50 dialogues, gpt-4o-mini, x100): B-1, B-2, B-3, B-4, R-L of
+#: *replies*; quoted beside our answer F1, which scores short answers instead (no number of one sits beside the other).
+PAPER_TABLE3_LOCOMO = {
+    "No History": [19.74, 7.17, 2.63, 1.12, 18.78],
+    "MemoryBank": [20.90, 8.60, 3.96, 1.74, 20.59],
+    "FraCom": [20.62, 9.16, 4.27, 1.79, 20.86],
+    "LD-Agent": [21.49, 9.07, 4.08, 1.62, 20.94],
+    "G-Long": [24.03, 10.09, 4.67, 1.93, 22.31],
+}
+
 _DROPPED_WORDS = re.compile(r"\b(a|an|the|and)\b")
 
 

@@ -251,7 +251,7 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
            "steps": total_steps, "trainable_parameters": trainable, "total_parameters": total,
            "train_seconds": round(seconds, 1), "log_history": trainer.state.log_history,
            "relations": relations}
-    _save_adapter(model, tok, log, target, cache=not out)
+    save_adapter(model, tok, log, target, cache=not out)
     return target
 
 
@@ -265,14 +265,14 @@ def snapshot_callback(steps: Sequence[int], folder: PathLike, tok, log: dict):
     class Snapshots(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kwargs):
             if state.global_step in wanted and model is not None:
-                _save_adapter(model, tok, log | {"steps": state.global_step, "log_history": state.log_history},
+                save_adapter(model, tok, log | {"steps": state.global_step, "log_history": state.log_history},
                               Path(folder) / f"step-{state.global_step}")
             return control
 
     return Snapshots()
 
 
-def _save_adapter(model, tok, log: dict, target: Path, cache: bool = False) -> None:
+def save_adapter(model, tok, log: dict, target: Path, cache: bool = False) -> None:
     """Write adapter + tokenizer + training.json (+ the artifact marker with every file's checksum)
     to a temporary sibling, then rename it in (``cache``: ``target`` is the adapter cache's own key
     folder; otherwise only an empty folder or an earlier adapter of ours is replaced)."""

@@ -39,6 +39,8 @@ from ..errors import DataError
 from .local import LocalChatGenerator, MemoryEchoGenerator  # noqa: F401
 from .prompt import (  # noqa: F401
     CONTEXT_HEADER,
+    COPY_RUN,
+    ECHO_KINDS,
     INSTRUCTION_TEMPLATE,
     MEMORY_FORMATS,
     MEMORY_HEADER,
@@ -55,6 +57,7 @@ from .prompt import (  # noqa: F401
     build_prompt,
     chat_token_ids,
     clean_reply,
+    echo_kind,
     fit_prompt,
     format_elapsed,
     format_memories,

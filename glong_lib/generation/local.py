@@ -5,8 +5,10 @@ for tests and smoke runs.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Optional
 
+from ..errors import DataError
 from ..models import BUNDLED_SMOLLM2, load_causal_lm
 from .prompt import (
     MEMORY_HEADER,
@@ -31,15 +33,17 @@ class LocalChatGenerator(CachingGenerator):
     otherwise goes on writing both sides of the dialogue; :func:`clean_reply` keeps that first
     line anyway, so stopping only saves time). ``cache`` remembers
     replies to identical prompts (greedy decoding is deterministic): the tokens are still
-    counted, only the compute is saved, and ``Generation.cached`` says so.
+    counted, only the compute is saved, and ``Generation.cached`` says so. ``adapter`` is a peft
+    LoRA folder (e.g. the MSC responder of ``evaluation.responder``) merged into the model on load.
     """
 
     backend = "local"
 
     def __init__(self, ref: str = BUNDLED_SMOLLM2, max_new_tokens: int = 48, device: Optional[str] = None,
                  context_window: Optional[int] = None, cache: bool = True, stop_at_line_end: bool = True,
-                 tokenizer=None, model=None):
+                 tokenizer=None, model=None, adapter: Optional[str] = None):
         self.ref = ref
+        self.adapter = adapter
         self.stop_at_line_end = stop_at_line_end
         self.max_new_tokens = int(max_new_tokens)
         self.device = device
@@ -47,10 +51,18 @@ class LocalChatGenerator(CachingGenerator):
         self.cache: Optional[ReplyCache] = ReplyCache() if cache else None
         self._tok, self._model = tokenizer, model
         self.name = "SmolLM2-135M-Instruct" if ref == BUNDLED_SMOLLM2 else str(ref)
+        if adapter:
+            if not (Path(adapter) / "adapter_config.json").is_file():
+                raise DataError(f"no LoRA adapter in {adapter} (adapter_config.json missing)")
+            self.name += f" + LoRA {Path(adapter).name}"
 
     def _load(self) -> None:
         if self._model is None:
             self._tok, self._model = load_causal_lm(self.ref, device=self.device)
+            if self.adapter:
+                from peft import PeftModel
+
+                self._model = PeftModel.from_pretrained(self._model, self.adapter).merge_and_unload().eval()
 
     @property
     def tokenizer(self):

@@ -183,26 +183,71 @@ def _bare(text: str) -> str:
     return re.sub(r"\s+", " ", text.strip().lstrip("-").strip().rstrip(".!?:").lower())
 
 
-def is_prompt_echo(reply: str, memory_lines: Sequence[str] = ()) -> bool:
-    """Whether a reply is the prompt's own markup or one of its memory lines copied back, not an
-    answer: it starts with a ``<TAG>``, or it is (case, a leading dash and end punctuation aside) a
-    header or ``No relevant Memories.`` of either memory format, or one of ``memory_lines``.
+def echo_kind(reply: str, memory_lines: Sequence[str] = (), utterance: Optional[str] = None) -> Optional[str]:
+    """What a reply copied from its prompt instead of answering, or None when it copied nothing:
+
+    * ``"markup"``: it starts with a ``<TAG>``, or it is (case, a leading dash and end punctuation
+      aside) a header of either memory format or ``No relevant Memories.``;
+    * ``"memory line"``: it is one of ``memory_lines``;
+    * ``"system/instruction"``: it repeats :data:`COPY_RUN` consecutive words of the system line or
+      the role-play instruction ("a communication expert with outstanding ...");
+    * ``"user's words"``: it repeats :data:`COPY_RUN` consecutive words of the user's ``utterance``.
+
+    >>> [echo_kind(r) for r in ("<MEMORY>", "No relevant memories", "Sure, I remember!")]
+    ['markup', 'markup', None]
+    >>> echo_kind("maya has pet cat.", ["- maya has pet cat"])
+    'memory line'
+    >>> echo_kind("Hi, I'm Leo, a communication expert with outstanding communication habits.")
+    'system/instruction'
+    >>> echo_kind("Oh, I actually tried the carbonara too!", utterance="Leo! I actually tried the carbonara.")
+    "user's words"
+    >>> echo_kind("Did you like the carbonara?", utterance="Leo! I actually tried the carbonara.") is None
+    True
+    """
+    bare = _bare(reply)
+    if re.match(r"\s*<[A-Z]+>", reply) or (bare and bare.startswith(_ECHO_PREFIXES)):
+        return "markup"
+    if bare and bare in {_bare(m) for m in memory_lines}:
+        return "memory line"
+    runs = _word_runs(reply)
+    if runs & _FIXED_RUNS:
+        return "system/instruction"
+    if utterance and runs & _word_runs(utterance):
+        return "user's words"
+    return None
+
+
+def is_prompt_echo(reply: str, memory_lines: Sequence[str] = (), utterance: Optional[str] = None) -> bool:
+    """Whether a reply copies its prompt instead of answering (:func:`echo_kind` says what it copied).
 
     >>> [is_prompt_echo(r) for r in ("<MEMORY>", "No relevant memories", "Sure, I remember!")]
     [True, True, False]
     >>> is_prompt_echo("maya has pet cat.", ["- maya has pet cat"])
     True
     """
-    bare = _bare(reply)
-    if re.match(r"\s*<[A-Z]+>", reply):
-        return True
-    return (bool(bare) and bare.startswith(_ECHO_PREFIXES)) or bare in {_bare(m) for m in memory_lines}
+    return echo_kind(reply, memory_lines, utterance) is not None
 
 
-#: The prompt's fixed lines of both formats as :func:`is_prompt_echo` compares them (up to the user's name).
+#: What :func:`echo_kind` can say a reply copied, in the order it checks.
+ECHO_KINDS = ("markup", "memory line", "system/instruction", "user's words")
+
+#: Consecutive words a reply must share with the system line, the instruction or the user's
+#: utterance to count as copying it (five: longer than the stock phrases replies share by chance).
+COPY_RUN = 5
+
+
+def _word_runs(text: str, n: int = COPY_RUN) -> set[tuple[str, ...]]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+#: The prompt's fixed lines of both formats as :func:`echo_kind` compares them (up to the user's name).
 _ECHO_PREFIXES = tuple(sorted({_bare(line.split("{user}")[0]) for h in (MEMORY_HEADER, CONTEXT_HEADER, NO_MEMORIES,
                                                                        PLAIN_CONTEXT_HEADER, PLAIN_MEMORY_HEADER)
                                for line in h.split("\n")} - {""}))
+#: Word runs of the system line and the instruction, each stretch between two placeholders on its own.
+_FIXED_RUNS = {run for template in (SYSTEM_TEMPLATE, INSTRUCTION_TEMPLATE)
+               for piece in re.split(r"\{[a-z]+\}", template) for run in _word_runs(piece)}
 
 
 def messages_key(messages: Messages) -> str:

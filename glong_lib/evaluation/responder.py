@@ -1,0 +1,236 @@
+"""A responder that is taught to read its memory lines: SmolLM2-135M with a LoRA adapter trained on
+MSC (issue 28's third candidate).
+
+The bundled 135M chat model was never shown a prompt whose memory block answers the turn, and its
+replies show it (they echo the prompt or ignore the memory). This module builds such prompts from
+real MSC conversations and fine-tunes on the gold reply:
+
+* **prompt**: the suite's ``plain`` prompt (:func:`~glong_lib.generation.build_prompt`), the current
+  session's last :data:`RESPONDER_CONTEXT_LINES` gold turns as context, and as memory the
+  :data:`RESPONDER_MEMORY_LINES` gold persona facts of *earlier* sessions (both speakers, the
+  ``persona_text`` MSC attaches to an utterance) closest to the user's utterance by MiniLM cosine,
+  as a retriever would rank them;
+* **target**: the agent's gold reply; the loss is on the reply tokens only.
+
+The split is by conversation and fixed here: every conversation that ``glong eval-msc`` scores at
+its default seed with ``--conversations`` 20 or 100 (:data:`RESPONDER_HELD_OUT_SIZES`, drawn by
+:func:`~glong_lib.evaluation.msc.sample_conversations`) is held out, the rest are the training pool.
+:func:`check_not_trained_on` refuses an evaluation that would score a conversation the adapter saw.
+
+Why here and not in ``generation``: the trainer composes the extractor's LoRA machinery
+(``extraction.training``) with the generation prompt, and the five pipeline stages never import one
+another; evaluation is the layer that composes them (``pyproject.toml``'s import contract).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from ..config import BUNDLED_SMOLLM2, get_profile
+from ..errors import DataError
+from ..extraction.training import (
+    TrainSettings,
+    count_parameters,
+    load_base,
+    lora_config,
+    read_training_log,
+    save_adapter,
+    training_arguments,
+)
+from ..generation import ECHO_KINDS, SYSTEM_TEMPLATE, build_prompt, echo_kind
+from ..io import PathLike
+from ..loaders import load_conversations, load_msc_persona_facts
+from ..models import cache_dir, load_encoder, seed_everything
+from ..schema import Conversation
+from ..text import turn_line
+from ..vectors import unit_vectors
+from .msc import sample_conversations, session_queries
+
+#: The evaluation's sample sizes (at seed 42) whose conversations are never trained on.
+RESPONDER_HELD_OUT_SIZES = (20, 100)
+#: Memory lines per training prompt (the paper's top-3 retrieved memories).
+RESPONDER_MEMORY_LINES = 3
+#: Context lines per training prompt (the evaluation's queries see 0-5 earlier turns of the session).
+RESPONDER_CONTEXT_LINES = 2
+#: Optimiser steps, batch size and learning rate on 2 CPU cores (about 15 minutes).
+RESPONDER_STEPS, RESPONDER_BATCH, RESPONDER_LR = 150, 4, 1e-3
+#: Longest training example in tokens (prompt + reply).
+RESPONDER_MAX_LENGTH = 256
+
+
+def responder_examples(conversations: Sequence[Conversation], facts: Mapping[str, Mapping[int, Sequence[str]]],
+                       rank=None, memory_lines: int = RESPONDER_MEMORY_LINES,
+                       context_lines: int = RESPONDER_CONTEXT_LINES) -> list[dict[str, Any]]:
+    """Training examples (``messages``, ``reply``, ``conversation``) from every query of sessions 2
+    and later: the plain prompt with the earlier sessions' gold facts as memory lines, the gold reply
+    as target. ``rank(utterance, facts) -> facts`` orders the candidate facts (default: as said);
+    the first ``memory_lines`` are kept.
+
+    >>> from glong_lib.schema import Session, Turn
+    >>> s1 = Session(1, [Turn("1", "U", "I have a cat."), Turn("2", "A", "Nice.")])
+    >>> s2 = Session(2, [Turn("3", "U", "Guess what?"), Turn("4", "A", "Is the cat ok?")])
+    >>> c = Conversation("c1", ["U", "A"], [s1, s2])
+    >>> ex = responder_examples([c], {"c1": {1: ["I have a cat."], 2: []}})
+    >>> ex[0]["reply"], ex[0]["messages"][1]["content"].splitlines()[1]
+    ('Is the cat ok?', '- I have a cat.')
+    """
+    out = []
+    for conv in conversations:
+        user, agent = conv.speakers[0], conv.speakers[1]
+        said = facts.get(conv.id, {})
+        for session in conv.sessions[1:]:
+            earlier = [f for index, fs in sorted(said.items()) if index < session.index for f in fs]
+            for q in session_queries(session, user, agent):
+                ranked = rank(q.query.text, earlier) if rank is not None and earlier else earlier
+                context = [turn_line(t) for t in q.context][-context_lines:] if context_lines else []
+                messages = build_prompt(agent, user, context, list(ranked[:memory_lines]), q.query.text, "plain")
+                out.append({"messages": messages, "reply": q.reference.text, "conversation": conv.id})
+    return out
+
+
+def cosine_ranker(encoder):
+    """``rank(utterance, facts)`` for :func:`responder_examples`: facts by cosine to the utterance
+    under ``encoder`` (a sentence-transformers model), most similar first, ties in the order said."""
+    def rank(utterance: str, candidates: Sequence[str]) -> list[str]:
+        vectors = unit_vectors(encoder, [utterance, *candidates])
+        scores = vectors[1:] @ vectors[0]
+        order = sorted(range(len(candidates)), key=lambda i: (-float(scores[i]), i))
+        return [candidates[i] for i in order]
+
+    return rank
+
+
+def tokenize_reply_example(tokenizer, messages, reply: str, max_length: int = RESPONDER_MAX_LENGTH) -> dict:
+    """Token ids of prompt + reply with ``labels`` -100 on the prompt (loss on the reply and its
+    end-of-turn token). A prompt longer than ``max_length`` loses its oldest tokens, so the reply,
+    the instruction and the memory block stay."""
+    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    full = tokenizer.apply_chat_template([*messages, {"role": "assistant", "content": reply}], tokenize=False)
+    if not full.startswith(prompt):
+        raise DataError("the chat template does not render the prompt as a prefix of the full example")
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    reply_ids = tokenizer(full[len(prompt):], add_special_tokens=False)["input_ids"][:max_length // 2]
+    prompt_ids = prompt_ids[-(max_length - len(reply_ids)):]
+    ids = prompt_ids + reply_ids
+    return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": [-100] * len(prompt_ids) + reply_ids}
+
+
+def split_msc_for_responder(conversations: Sequence[Conversation],
+                            sizes: Sequence[int] = RESPONDER_HELD_OUT_SIZES, seed: int = 42) -> tuple[list, list]:
+    """(held out, training pool): the conversations ``sample_conversations(conversations, n, seed)``
+    draws for any ``n`` of ``sizes``, and the rest, both in file order.
+
+    >>> from glong_lib.schema import Conversation
+    >>> convs = [Conversation(str(i), ["A", "B"], []) for i in range(10)]
+    >>> [[c.id for c in part] for part in split_msc_for_responder(convs, sizes=(3,), seed=1)]
+    [['1', '2', '4'], ['0', '3', '5', '6', '7', '8', '9']]
+    """
+    held = {c.id for n in sizes for c in sample_conversations(conversations, n, seed=seed)}
+    return [c for c in conversations if c.id in held], [c for c in conversations if c.id not in held]
+
+
+def responder_settings(examples: Sequence[dict], steps: int = RESPONDER_STEPS, seed: int = 42,
+                       learning_rate: float = RESPONDER_LR) -> TrainSettings:
+    """The adapter's settings (LoRA shape from the offline extractor); their hash names the cache folder."""
+    x = get_profile("offline").extractor
+    blob = json.dumps([[e["messages"], e["reply"]] for e in examples], ensure_ascii=False)
+    return TrainSettings(base=BUNDLED_SMOLLM2, data=hashlib.sha256(blob.encode()).hexdigest()[:16],
+                         max_steps=steps, epochs=1.0, learning_rate=learning_rate, batch_size=RESPONDER_BATCH,
+                         lora_r=x.lora_r, lora_alpha=x.lora_alpha, lora_dropout=x.lora_dropout, seed=seed,
+                         dev_fraction=0.0, prompt=hashlib.sha256(SYSTEM_TEMPLATE.encode()).hexdigest()[:12])
+
+
+def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int = 42,
+                    learning_rate: float = RESPONDER_LR, force: bool = False, device: Optional[str] = None) -> Path:
+    """Train (or find in the cache) the MSC responder adapter from the MSC JSONL at ``msc_path``
+    and return its folder. Examples come from the training pool only
+    (:func:`split_msc_for_responder`), shuffled with ``seed``; ``steps`` x the batch size of them
+    are used. ``training.json`` beside the adapter lists the training conversations."""
+    from datasets import Dataset
+    from peft import get_peft_model
+    from transformers import DataCollatorForSeq2Seq, Trainer
+
+    convs = load_conversations(msc_path)
+    _, pool = split_msc_for_responder(convs)
+    if not pool:
+        raise DataError(f"{msc_path} has {len(convs)} conversations: none left to train a responder on "
+                        f"(the evaluation's samples of {RESPONDER_HELD_OUT_SIZES} are held out)")
+    seed_everything(seed)
+    picked = random.Random(seed).sample(pool, len(pool))
+    examples: list[dict] = []
+    facts = load_msc_persona_facts(msc_path)
+    rank = cosine_ranker(load_encoder("offline"))
+    for conv in picked:  # only as many conversations as the steps need (encoding is the slow part)
+        examples += responder_examples([conv], facts, rank)
+        if len(examples) >= steps * RESPONDER_BATCH:
+            break
+    examples = examples[: steps * RESPONDER_BATCH]
+    settings = responder_settings(examples, steps, seed, learning_rate)
+    target = cache_dir("responder") / f"offline-{settings.key()}"
+    if (target / "adapter_config.json").is_file() and not force:
+        return target
+    tok, model = load_base("offline", device, for_training=True)
+    model = get_peft_model(model, lora_config("offline"))
+    trainable, total = count_parameters(model)
+    tok.padding_side = "right"
+    data = Dataset.from_list([tokenize_reply_example(tok, e["messages"], e["reply"]) for e in examples])
+    with tempfile.TemporaryDirectory() as scratch:
+        args = training_arguments(settings, scratch, steps, steps, has_dev=False, device=device)
+        trainer = Trainer(model=model, args=args, train_dataset=data, processing_class=tok,
+                          data_collator=DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100))
+        start = time.perf_counter()
+        trainer.train()
+        seconds = time.perf_counter() - start
+    tok.padding_side = "left"
+    log = {"settings": settings.__dict__ | {"targets": list(settings.targets)}, "key": settings.key(),
+           "kind": "msc-responder", "examples": len(examples), "steps": steps,
+           "train_conversations": sorted({e["conversation"] for e in examples}),
+           "trainable_parameters": trainable, "total_parameters": total, "train_seconds": round(seconds, 1),
+           "log_history": trainer.state.log_history}
+    save_adapter(model, tok, log, target, cache=True)
+    return target
+
+
+def check_not_trained_on(adapter_dir: PathLike, conversation_ids: Sequence[str]) -> None:
+    """Refuse to score conversations a responder adapter was trained on (one line naming them)."""
+    seen = set(read_training_log(adapter_dir).get("train_conversations", []))
+    overlap = sorted(seen.intersection(conversation_ids))
+    if overlap:
+        raise DataError(f"the responder adapter {adapter_dir} was trained on {len(overlap)} of the conversations "
+                        f"to score (first: {overlap[0]}); score a sample of {RESPONDER_HELD_OUT_SIZES} at seed 42")
+
+
+def responder_adapter(msc_path: PathLike, conversations: Sequence[Conversation]) -> Path:
+    """The MSC responder adapter for an evaluation of ``conversations`` from ``msc_path``: trained
+    (or found in the cache) on that file's training pool, refused when it saw one of them."""
+    adapter = train_responder(msc_path)
+    check_not_trained_on(adapter, [c.id for c in conversations])
+    return adapter
+
+
+def reply_health(records: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> list[dict]:
+    """Per method: replies that are empty or copy the prompt instead of answering (a tag such as
+    ``<MEMORY>``, a header, a memory line, five words of the system line or instruction, five words of
+    the user's utterance: :func:`~glong_lib.generation.echo_kind`, one column per kind), and the mean
+    length in words: a 135M generator sometimes answers with its prompt.
+
+    >>> rows = [{"method": "m", "reply": "<MEMORY>", "memories": [], "query": "hi"},
+    ...         {"method": "m", "reply": "Fine, thanks!", "memories": [], "query": "How are you?"}]
+    >>> reply_health(rows, ["m"])[0]["prompt echo"]
+    1
+    """
+    out = []
+    for method in methods:
+        mine = [r for r in records if r["method"] == method]
+        kinds = [echo_kind(r["reply"], r["memories"], r.get("query")) for r in mine]
+        out.append({"method": method, "replies": len(mine), "empty": sum(not r["reply"].strip() for r in mine),
+                    "prompt echo": sum(k is not None for k in kinds),
+                    **{f"echo: {k}": kinds.count(k) for k in ECHO_KINDS},
+                    "mean words": round(sum(len(r["reply"].split()) for r in mine) / max(1, len(mine)), 1)})
+    return out

@@ -1,0 +1,112 @@
+"""The MSC responder candidate (evaluation.responder) and the echo kinds (generation.echo_kind)."""
+
+import json
+
+import pytest
+
+from glong_lib.errors import DataError
+from glong_lib.evaluation import responder as R
+from glong_lib.generation import ECHO_KINDS, build_prompt, echo_kind, is_prompt_echo
+from glong_lib.schema import Conversation, Session, Turn
+
+
+def _conversation(cid="c1"):
+    s1 = Session(1, [Turn("1", "U", "I have a cat named Tom."), Turn("2", "A", "Nice."),
+                     Turn("3", "U", "I work at a bakery."), Turn("4", "A", "Fun!")])
+    s2 = Session(2, [Turn("5", "U", "Guess what happened?"), Turn("6", "A", "Is Tom ok?"),
+                     Turn("7", "U", "He ate bread."), Turn("8", "A", "From the bakery?")])
+    return Conversation(cid, ["U", "A"], [s1, s2])
+
+
+FACTS = {"c1": {1: ["I have a cat named Tom.", "I work at a bakery."], 2: ["My cat eats bread."]}}
+
+
+def test_examples_take_earlier_sessions_facts_only_ranked_and_capped():
+    rank = lambda utterance, facts: sorted(facts, key=lambda f: "bread" not in f and "bakery" not in f)  # noqa: E731
+    ex = R.responder_examples([_conversation()], FACTS, rank=rank, memory_lines=1, context_lines=1)
+    assert [e["reply"] for e in ex] == ["Is Tom ok?", "From the bakery?"]
+    second = ex[1]["messages"][1]["content"].splitlines()
+    assert "- I work at a bakery." in second and "- I have a cat named Tom." not in second  # ranked, capped at 1
+    assert "- My cat eats bread." not in second      # said in the same session: not a memory yet
+    assert second[1] == "A: Is Tom ok?"               # the last context line only
+    assert ex[0]["messages"] == build_prompt("A", "U", [], ["I work at a bakery."], "Guess what happened?", "plain")
+
+
+def test_split_holds_out_every_default_sample_and_loses_nothing():
+    from glong_lib.evaluation.msc import sample_conversations
+
+    convs = [Conversation(f"c{i}", ["A", "B"], []) for i in range(300)]
+    held, pool = R.split_msc_for_responder(convs)
+    assert {c.id for c in held} >= {c.id for c in sample_conversations(convs, 20, seed=42)}
+    assert {c.id for c in held} >= {c.id for c in sample_conversations(convs, 100, seed=42)}
+    assert not {c.id for c in held} & {c.id for c in pool} and len(held) + len(pool) == 300
+
+
+def test_check_not_trained_on_refuses_overlap(tmp_path):
+    (tmp_path / "training.json").write_text(json.dumps({"train_conversations": ["a", "b"]}))
+    R.check_not_trained_on(tmp_path, ["c", "d"])
+    with pytest.raises(DataError, match="trained on 1 of the conversations"):
+        R.check_not_trained_on(tmp_path, ["b", "c"])
+
+
+def test_reply_example_masks_the_prompt_and_keeps_the_reply():
+    from transformers import AutoTokenizer
+
+    from glong_lib.models import smollm2_dir
+
+    tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
+    messages = build_prompt("A", "U", ["U: hi"] * 50, ["I have a cat."], "How is Tom?", "plain")
+    item = R.tokenize_reply_example(tok, messages, "Tom is fine, thanks!", max_length=64)
+    kept = [i for i, label in zip(item["input_ids"], item["labels"]) if label != -100]
+    assert len(item["input_ids"]) == 64 and tok.decode(kept).startswith("Tom is fine, thanks!")
+    assert tok.eos_token_id in kept or "<|im_end|>" in tok.decode(kept)   # the model learns to end its turn
+
+
+def test_echo_kinds():
+    utterance = "Leo! I actually tried the carbonara. Didn't scramble the eggs"
+    cases = {"<MEMORY>": "markup", "The memories linked to the ongoing conversation are:": "markup",
+             "- maya has pet cat": "memory line",
+             "Hey, I'm Leo. I'm a communication expert with outstanding communication habits.": "system/instruction",
+             "Now, please role-play as Leo.": "system/instruction",
+             "Lemme clarify, Leo, I actually tried the carbonara this time.": "user's words",
+             "I'm glad to hear that you enjoyed the carbonara.": None, "": None}
+    for reply, kind in cases.items():
+        assert echo_kind(reply, ["- maya has pet cat"], utterance) == kind, reply
+        assert is_prompt_echo(reply, ["- maya has pet cat"], utterance) == (kind is not None)
+    assert echo_kind("Lemme clarify, Leo, I actually tried the carbonara this time.") is None  # no utterance given
+
+
+def test_reply_health_counts_each_kind():
+    query = "I tried the new pasta place downtown"
+    rows = [{"method": "m", "reply": r, "memories": ["- leo like pasta"], "query": query}
+            for r in ("<MEMORY>", "leo like pasta", "Oh I tried the new pasta place downtown too", "Nice!", " ")]
+    health = R.reply_health(rows, ["m"])[0]
+    assert health["prompt echo"] == 3 and health["empty"] == 1 and health["replies"] == 5
+    assert [health[f"echo: {k}"] for k in ECHO_KINDS] == [1, 1, 0, 1]
+
+
+def test_generator_refuses_a_folder_without_an_adapter(tmp_path):
+    from glong_lib.generation import LocalChatGenerator
+
+    with pytest.raises(DataError, match="no LoRA adapter"):
+        LocalChatGenerator(adapter=str(tmp_path))
+
+
+def test_candidate_row_reads_an_eval_msc_report():
+    from benchmarks.bench_msc import candidate_row
+
+    def rec(method, conv, turn, reply, b2, rl):
+        return {"method": method, "conversation": conv, "turn_id": turn, "reply": reply, "nlg_b2": b2,
+                "nlg_rougeL": rl, "seconds": 1.0, "cached": False, "memories": [], "query": "How was the trip?"}
+
+    records = [rec("G-Long", c, t, "It was great!", 0.02, 0.10) for c in "ab" for t in "xy"]
+    records += [rec("Long context", c, t, "<MEMORY>", 0.0, 0.0) for c in "ab" for t in "xy"]
+    diff = {"diff mean": 2.0, "ci low": 1.0, "ci high": 3.0}
+    data = {"records": records, "comparison": {
+        "health": R.reply_health(records, ["G-Long", "Long context"]),
+        "glong_vs_long_context": {"nlg_b2": diff, "nlg_rougeL": diff}, "memory use": []}}
+    better = {**data, "records": [{**r, "nlg_b2": r["nlg_b2"] + 0.01} for r in records]}
+    row = candidate_row("lora", better, reference=data)
+    assert row["echo %"] == 50.0 and row["G-Long echo %"] == 0.0 and row["G-Long B-2"] == 3.0
+    assert row["G-Long - long context B-2"] == "+2.00 [+1.00, +3.00]"
+    assert row["G-Long B-2 - first responder"] == "+1.00 [+1.00, +1.00]" and row["s / reply"] == 1.0
