@@ -25,12 +25,15 @@ echo generator, gold triples, no salience model) about 10 s; the full run (20 re
     python -m benchmarks.bench_msc --reply-probe 9 --methods glong                  # why replies stop at line 1
     python -m benchmarks.bench_msc --quick --json msc.json
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_msc --candidates --json cand.json  # responders
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_msc --candidates --turns-per-session 0 \
+        --responders plain msc-recall --runs-dir runs/ --json cand_all.json   # every turn, resumable
 
 ``--candidates`` (issue 28) runs no history, long context and G-Long once per responder of
 :data:`CANDIDATES` on the same real MSC conversations (20, held out from the MSC responder's
 training) and prints one row per responder: prompt echoes (every kind of ``generation.echo_kind``),
 B-2 and R-L on the paper's scale, the memory-use probe for G-Long, seconds per reply, G-Long minus
 long context, and each responder's G-Long minus the first's, paired over conversations.
+``--responders`` picks among them, ``--runs-dir`` keeps each run's report and checkpoint (resumable).
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ def eval_msc_args(argv=None) -> list[str]:
 
 
 #: The responders ``--candidates`` compares (``glong eval-msc --responder``), the first being the reference.
-CANDIDATES = ("plain", "msc-lora")
+CANDIDATES = ("plain", "msc-lora", "msc-recall")
 #: The methods each candidate runs: the two the paper compares and the floor.
 CANDIDATE_METHODS = ["no-history", "long-context", "glong"]
 
@@ -124,40 +127,68 @@ def _interval(mean, low, high, digits=2):
 
 
 def candidates(argv) -> int:
-    """``--candidates``: one ``glong eval-msc`` run per responder, then the table (see the docstring)."""
+    """``--candidates``: one ``glong eval-msc`` run per responder, then the table (see the docstring).
+
+    ``--responders NAME ...`` picks which (default :data:`CANDIDATES`); ``--runs-dir DIR`` keeps each
+    responder's report (``DIR/NAME.json``) and checkpoint (``DIR/NAME.ckpt``, resumed when present)
+    so that a long run can stop and go on, and a report already there is read instead of run again
+    (delete it to re-run). Any other option goes to ``glong eval-msc`` (``--turns-per-session 0``:
+    every scored turn)."""
     import json
     import tempfile
     from pathlib import Path
 
     from benchmarks._common import write_results
 
-    ours, rest = bench_parser(__doc__).parse_known_args([a for a in argv if a != "--candidates"])
+    parser = bench_parser(__doc__)
+    parser.add_argument("--responders", nargs="+", default=list(CANDIDATES),
+                        choices=("plain", "msc-lora", "msc-recall"))
+    parser.add_argument("--runs-dir", type=Path, default=None)
+    ours, rest = parser.parse_known_args([a for a in argv if a != "--candidates"])
     msc = real_data_dir("msc", "msc4_valid.jsonl")
     if msc is None:
         print("--candidates needs the real MSC: set GLONG_REAL_DATA to the folder holding msc/msc4_valid.jsonl")
         return 2
     runs: dict = {}
     with tempfile.TemporaryDirectory() as scratch:
-        for name in CANDIDATES:
-            out = Path(scratch) / f"{name}.json"
+        folder = ours.runs_dir or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ours.responders:
+            out, checkpoint = folder / f"{name}.json", folder / f"{name}.ckpt"
+            if out.is_file():
+                print(f"\n=== responder: {name} (read from {out})")
+                runs[name] = json.loads(out.read_text())
+                continue
             args = ["eval-msc", "--methods", *CANDIDATE_METHODS, "--compare", "--turns-per-session", "2",
                     "--max-new-tokens", "24", "--msc", str(msc), "--conversations", "20", "--responder", name,
-                    *rest, "--out", str(out)]
+                    *rest, "--out", str(out), "--checkpoint", str(checkpoint),
+                    *(["--resume"] if checkpoint.is_file() else [])]
             print(f"\n=== responder: {name}")
             code = glong(args)
             if code:
                 return code
             runs[name] = json.loads(out.read_text())
-    first = runs[CANDIDATES[0]]
-    rows = [candidate_row(name, data, None if name == CANDIDATES[0] else first) for name, data in runs.items()]
-    print("\nResponder candidates (20 real MSC conversations, sessions 2-4, first 2 user turns of each; x100 on "
-          "the paper's scale; [95% CI over conversations])")
+    first_name = ours.responders[0]
+    rows = [candidate_row(name, data, None if name == first_name else runs[first_name]) for name, data in runs.items()]
+    print(f"\n{candidate_title(runs[first_name]['settings'])}")
     for row in rows:
         print("\n".join(f"  {k}: {v}" for k, v in row.items()), end="\n\n")
     write_results(ours.json, {"candidates": rows, "runs": {n: {k: v for k, v in d.items() if k != "records"}
                                                           for n, d in runs.items()},
                               "records": {n: d["records"] for n, d in runs.items()}})
     return 0
+
+
+def candidate_title(settings: dict) -> str:
+    """The candidate table's heading, from a run's settings (the turns scored are the run's).
+
+    >>> candidate_title({"conversations": 20, "turns_per_session": 0})[:73]
+    'Responder candidates (20 real MSC conversations, sessions 2-4, every user'
+    """
+    turns = settings.get("turns_per_session") or 0
+    which = "every user turn" if turns == 0 else f"first {turns} user turns of each"
+    return (f"Responder candidates ({settings.get('conversations')} real MSC conversations, sessions 2-4, {which}; "
+            "x100 on the paper's scale; [95% CI over conversations])")
 
 
 def main(argv=None) -> int:

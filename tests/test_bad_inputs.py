@@ -233,6 +233,7 @@ CASES = [
     ("eval-msc --price-out -1 --generator echo", "outside"),
     ("eval-msc --seed -4 --generator echo", "outside"),
     ("eval-msc --responder msc-lora --generator echo", "needs --generator local and --msc"),
+    ("eval-msc --responder msc-recall --generator echo", "needs --generator local and --msc"),
     ("eval-msc --generator openai", "needs --base-url"),
     ("eval-msc --generator echo --methods telepathy", "invalid choice"),
     ("eval-msc --generator echo --context-scope week", "invalid choice"),

@@ -32,6 +32,28 @@ def test_examples_take_earlier_sessions_facts_only_ranked_and_capped():
     assert ex[0]["messages"] == build_prompt("A", "U", [], ["I work at a bakery."], "Guess what happened?", "plain")
 
 
+def test_examples_say_what_the_session_said_and_which_recall_a_memory_line():
+    ex = R.responder_examples([_conversation()], FACTS, memory_lines=2)
+    assert ex[1]["present"] == ["Guess what happened?", "Is Tom ok?", "He ate bread."]
+    assert ex[1]["memory"] == ["I have a cat named Tom.", "I work at a bakery."]
+    # "From the bakery?" takes "bakery" from a memory line the session has not said: a recall;
+    # "Is Tom ok?" takes "tom" too, but only when "tom" counts as specific
+    assert [R.recalls_memory(e, {"bakery"}) for e in ex] == [False, True]
+    assert [R.recalls_memory(e, {"bakery", "tom"}) for e in ex] == [True, True]
+    assert not R.recalls_memory({**ex[1], "present": ex[1]["present"] + ["the bakery"]}, {"bakery"})
+
+
+def test_pick_examples_keeps_the_share_and_the_plain_adapter_unchanged():
+    exs = [{"reply": f"r{i} {'rex' if i % 4 == 0 else 'hi'}", "memory": ["rex"], "present": []} for i in range(40)]
+    assert R.pick_examples(exs, 12, None, {"rex"}) == exs[:12]   # msc-lora: the order given, as trained before
+    picked = R.pick_examples(exs, 12, 0.5, {"rex"}, seed=1)
+    assert len(picked) == 12 and sum(R.recalls_memory(e, {"rex"}) for e in picked) == 6
+    assert picked == R.pick_examples(exs, 12, 0.5, {"rex"}, seed=1)      # deterministic
+    assert len(R.pick_examples(exs, 30, 0.5, {"rex"})) == 25           # only 10 recall: fewer, not padded
+    with pytest.raises(DataError, match="unknown responder"):
+        R.responder_adapter("x.jsonl", [], kind="msc-telepathy")
+
+
 def test_split_holds_out_every_default_sample_and_loses_nothing():
     from glong_lib.evaluation.msc import sample_conversations
 

@@ -95,9 +95,10 @@ def register(sub) -> None:
     p.add_argument("--full-replies", action="store_true",
                    help="local model: no first-line stop or cut (off by default: the 135M model never ends its "
                         "turn; see clean_reply). API models always keep their whole reply")
-    p.add_argument("--responder", choices=("plain", "msc-lora"), default="plain",
-                   help="local model: as shipped, or with the LoRA responder trained on the --msc file's conversations "
-                        "outside the evaluation's samples (evaluation.responder; about 15 min on 2 cores, cached)")
+    p.add_argument("--responder", choices=("plain", "msc-lora", "msc-recall"), default="plain",
+                   help="local model: as shipped, or with a LoRA responder trained on the --msc file's conversations "
+                        "outside the evaluation's samples (evaluation.responder; about 15 min on 2 cores, cached): "
+                        "msc-lora on MSC's replies as they come, msc-recall on half replies that recall a memory line")
     p.add_argument("--reply-probe", type=number(int, 0), default=0, metavar="N",
                    help="local model: first generate N G-Long replies with 160 tokens and no first-line stop, "
                         "and report how they end (the evidence for the first-line default)")
@@ -218,12 +219,13 @@ def run(args) -> int:
     if args.extractor_steps:
         profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
     source = TripleSource(mode, score=not args.no_salience, profile=profile, scope=args.scope)
-    if args.responder == "msc-lora":
+    if args.responder != "plain":
         if args.generator != "local" or args.msc is None:
-            raise DataError("--responder msc-lora needs --generator local and --msc (MSC JSONL with persona_text)")
+            raise DataError(f"--responder {args.responder} needs --generator local and --msc "
+                            "(MSC JSONL with persona_text)")
         from ..evaluation.responder import responder_adapter
 
-        args.adapter = responder_adapter(path, convs)
+        args.adapter = responder_adapter(path, convs, args.responder)
     generator = build_generator(args)
     agents = build_agents(args, generator, source)
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from tqdm.auto import tqdm
+
 from ..config import BUNDLED_SMOLLM2, get_profile
 from ..errors import DataError
 from ..extraction.training import (
@@ -50,6 +52,7 @@ from ..models import cache_dir, load_encoder, seed_everything
 from ..schema import Conversation
 from ..text import turn_line
 from ..vectors import unit_vectors
+from .memory_use import recalled_stems, specific_stems
 from .msc import sample_conversations, session_queries
 
 #: The evaluation's sample sizes (at seed 42) whose conversations are never trained on.
@@ -62,15 +65,23 @@ RESPONDER_CONTEXT_LINES = 2
 RESPONDER_STEPS, RESPONDER_BATCH, RESPONDER_LR = 150, 4, 1e-3
 #: Longest training example in tokens (prompt + reply).
 RESPONDER_MAX_LENGTH = 256
+#: ``msc-recall``: the share of training examples whose gold reply recalls one of the prompt's memory
+#: lines (:func:`recalls_memory`). In MSC's own order about 1 reply in 12 does; the plain adapter
+#: sees that rate, too few for a 135M model to learn that a memory line can answer the turn.
+RESPONDER_RECALL_SHARE = 0.5
+#: The responders :func:`train_responder` builds, by the name ``glong eval-msc --responder`` takes,
+#: and the share of recall examples each trains on (None: MSC's own order, no selection).
+RESPONDER_KINDS = {"msc-lora": None, "msc-recall": RESPONDER_RECALL_SHARE}
 
 
 def responder_examples(conversations: Sequence[Conversation], facts: Mapping[str, Mapping[int, Sequence[str]]],
                        rank=None, memory_lines: int = RESPONDER_MEMORY_LINES,
                        context_lines: int = RESPONDER_CONTEXT_LINES) -> list[dict[str, Any]]:
-    """Training examples (``messages``, ``reply``, ``conversation``) from every query of sessions 2
-    and later: the plain prompt with the earlier sessions' gold facts as memory lines, the gold reply
-    as target. ``rank(utterance, facts) -> facts`` orders the candidate facts (default: as said);
-    the first ``memory_lines`` are kept.
+    """Training examples (``messages``, ``reply``, ``conversation``, ``memory``, ``present``) from
+    every query of sessions 2 and later: the plain prompt with the earlier sessions' gold facts as
+    memory lines, the gold reply as target. ``rank(utterance, facts) -> facts`` orders the candidate
+    facts (default: as said); the first ``memory_lines`` are kept (``memory``). ``present`` is what
+    the session has said so far (every turn before the reply, the utterance included).
 
     >>> from glong_lib.schema import Session, Turn
     >>> s1 = Session(1, [Turn("1", "U", "I have a cat."), Turn("2", "A", "Nice.")])
@@ -89,9 +100,44 @@ def responder_examples(conversations: Sequence[Conversation], facts: Mapping[str
             for q in session_queries(session, user, agent):
                 ranked = rank(q.query.text, earlier) if rank is not None and earlier else earlier
                 context = [turn_line(t) for t in q.context][-context_lines:] if context_lines else []
-                messages = build_prompt(agent, user, context, list(ranked[:memory_lines]), q.query.text, "plain")
-                out.append({"messages": messages, "reply": q.reference.text, "conversation": conv.id})
+                memory = list(ranked[:memory_lines])
+                messages = build_prompt(agent, user, context, memory, q.query.text, "plain")
+                out.append({"messages": messages, "reply": q.reference.text, "conversation": conv.id,
+                            "memory": memory, "present": [t.text for t in q.context] + [q.query.text]})
     return out
+
+
+def recalls_memory(example: Mapping[str, Any], specific: set[str]) -> bool:
+    """Whether an example's gold reply takes a specific word from one of its memory lines that the
+    session has not said yet: the memory-use probe's rule
+    (:func:`~glong_lib.evaluation.memory_use.recalled_stems`) applied to the lines in the prompt.
+
+    >>> ex = {"reply": "How is Rex?", "memory": ["I have a dog named Rex."], "present": ["Hi!"]}
+    >>> recalls_memory(ex, {"rex"}), recalls_memory({**ex, "present": ["Rex is ill."]}, {"rex"})
+    (True, False)
+    """
+    return bool(recalled_stems(example["reply"], example["present"], example["memory"], specific))
+
+
+def pick_examples(examples: Sequence[dict], n: int, recall_share: Optional[float], specific: set[str],
+                  seed: int = 42) -> list[dict]:
+    """``n`` training examples: the first ``n`` when ``recall_share`` is None (the order given),
+    else ``round(n * recall_share)`` whose reply recalls a memory line (:func:`recalls_memory`) and
+    the rest from those that do not, each part in the order given, then shuffled with ``seed``.
+    Fewer when ``examples`` runs out of either kind.
+
+    >>> exs = [{"reply": w, "memory": ["rex"], "present": []} for w in ("rex", "hi", "hello", "rex!")]
+    >>> [e["reply"] for e in pick_examples(exs, 2, 0.5, {"rex"}, seed=0)]
+    ['rex', 'hi']
+    """
+    if recall_share is None:
+        return list(examples[:n])
+    want = round(n * recall_share)
+    recall = [e for e in examples if recalls_memory(e, specific)][:want]
+    other = [e for e in examples if not recalls_memory(e, specific)][: n - want]
+    picked = recall + other
+    random.Random(seed).shuffle(picked)
+    return picked
 
 
 def cosine_ranker(encoder):
@@ -147,11 +193,14 @@ def responder_settings(examples: Sequence[dict], steps: int = RESPONDER_STEPS, s
 
 
 def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int = 42,
-                    learning_rate: float = RESPONDER_LR, force: bool = False, device: Optional[str] = None) -> Path:
+                    learning_rate: float = RESPONDER_LR, force: bool = False, device: Optional[str] = None,
+                    recall_share: Optional[float] = None) -> Path:
     """Train (or find in the cache) the MSC responder adapter from the MSC JSONL at ``msc_path``
     and return its folder. Examples come from the training pool only
-    (:func:`split_msc_for_responder`), shuffled with ``seed``; ``steps`` x the batch size of them
-    are used. ``training.json`` beside the adapter lists the training conversations."""
+    (:func:`split_msc_for_responder`), conversations shuffled with ``seed``; ``steps`` x the batch
+    size of them are used, a ``recall_share`` of them (when given) replies that recall a memory
+    line (:func:`pick_examples`). ``training.json`` beside the adapter lists the training
+    conversations and how many examples recall."""
     from datasets import Dataset
     from peft import get_peft_model
     from transformers import DataCollatorForSeq2Seq, Trainer
@@ -166,11 +215,13 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
     examples: list[dict] = []
     facts = load_msc_persona_facts(msc_path)
     rank = cosine_ranker(load_encoder("offline"))
-    for conv in picked:  # only as many conversations as the steps need (encoding is the slow part)
-        examples += responder_examples([conv], facts, rank)
-        if len(examples) >= steps * RESPONDER_BATCH:
+    specific = specific_stems(t.text for c in convs for t in c.turns())
+    n = steps * RESPONDER_BATCH
+    for conv in tqdm(picked, desc="responder prompts", unit="conversation", leave=False):
+        examples += responder_examples([conv], facts, rank)  # only as many as needed: encoding is the slow part
+        if len(pick_examples(examples, n, recall_share, specific, seed)) >= n:
             break
-    examples = examples[: steps * RESPONDER_BATCH]
+    examples = pick_examples(examples, n, recall_share, specific, seed)
     settings = responder_settings(examples, steps, seed, learning_rate)
     target = cache_dir("responder") / f"offline-{settings.key()}"
     if (target / "adapter_config.json").is_file() and not force:
@@ -190,7 +241,8 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
     tok.padding_side = "left"
     log = {"settings": settings.__dict__ | {"targets": list(settings.targets)}, "key": settings.key(),
            "kind": "msc-responder", "examples": len(examples), "steps": steps,
-           "train_conversations": sorted({e["conversation"] for e in examples}),
+           "train_conversations": sorted({e["conversation"] for e in examples}), "recall_share": recall_share,
+           "recall_examples": sum(recalls_memory(e, specific) for e in examples),
            "trainable_parameters": trainable, "total_parameters": total, "train_seconds": round(seconds, 1),
            "log_history": trainer.state.log_history}
     save_adapter(model, tok, log, target, cache=True)
@@ -206,10 +258,13 @@ def check_not_trained_on(adapter_dir: PathLike, conversation_ids: Sequence[str])
                         f"to score (first: {overlap[0]}); score a sample of {RESPONDER_HELD_OUT_SIZES} at seed 42")
 
 
-def responder_adapter(msc_path: PathLike, conversations: Sequence[Conversation]) -> Path:
-    """The MSC responder adapter for an evaluation of ``conversations`` from ``msc_path``: trained
-    (or found in the cache) on that file's training pool, refused when it saw one of them."""
-    adapter = train_responder(msc_path)
+def responder_adapter(msc_path: PathLike, conversations: Sequence[Conversation], kind: str = "msc-lora") -> Path:
+    """The MSC responder adapter ``kind`` (a key of :data:`RESPONDER_KINDS`) for an evaluation of
+    ``conversations`` from ``msc_path``: trained (or found in the cache) on that file's training
+    pool, refused when it saw one of them."""
+    if kind not in RESPONDER_KINDS:
+        raise DataError(f"unknown responder {kind!r}: one of {', '.join(RESPONDER_KINDS)}")
+    adapter = train_responder(msc_path, recall_share=RESPONDER_KINDS[kind])
     check_not_trained_on(adapter, [c.id for c in conversations])
     return adapter
 
