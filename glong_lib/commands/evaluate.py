@@ -125,8 +125,9 @@ def register(sub) -> None:
 
 # --------------------------------------------------------------------------- building the run
 
-def build_generator(args):
-    """The generator ``--generator`` asks for."""
+def build_generator(args, adapter=None):
+    """The generator ``--generator`` asks for; ``adapter``: a LoRA folder merged into the local model
+    (the ``--responder`` adapters)."""
     from ..generation import MemoryEchoGenerator, make_generator
 
     if args.generator == "echo":
@@ -138,7 +139,7 @@ def build_generator(args):
     generator = make_generator(profile_from(args).name, max_new_tokens=cap,
                                base_url=args.base_url if args.generator == "openai" else None,
                                model=args.model, api_key_env=args.api_key_env, **local,
-                               **({"adapter": str(args.adapter)} if getattr(args, "adapter", None) else {}))
+                               **({"adapter": str(adapter)} if adapter else {}))
     if args.generator == "tokens":
         return MemoryEchoGenerator(tokenizer=generator.tokenizer, context_window=generator.context_window,
                                    max_new_tokens=cap)
@@ -219,14 +220,15 @@ def run(args) -> int:
     if args.extractor_steps:
         profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
     source = TripleSource(mode, score=not args.no_salience, profile=profile, scope=args.scope)
+    adapter = None
     if args.responder != "plain":
         if args.generator != "local" or args.msc is None:
             raise DataError(f"--responder {args.responder} needs --generator local and --msc "
                             "(MSC JSONL with persona_text)")
         from ..evaluation.responder import responder_adapter
 
-        args.adapter = responder_adapter(path, convs, args.responder)
-    generator = build_generator(args)
+        adapter = responder_adapter(path, convs, args.responder)
+    generator = build_generator(args, adapter)
     agents = build_agents(args, generator, source)
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
                        else "gpt-4o-mini")
