@@ -99,6 +99,8 @@ def candidate_row(name: str, data: dict, reference: Optional[dict] = None) -> di
                                                   vs["nlg_b2"]["ci high"]),
            "G-Long - long context R-L": _interval(vs["nlg_rougeL"]["diff mean"], vs["nlg_rougeL"]["ci low"],
                                                   vs["nlg_rougeL"]["ci high"])}
+    row["G-Long - long context B-2, interval width"] = round(vs["nlg_b2"]["ci high"] - vs["nlg_b2"]["ci low"], 2)
+    row["replies a 1-point B-2 difference needs"] = one_point_replies(records)
     for method in ("G-Long", "No history", "Long context"):
         if method in use:
             u = use[method]
@@ -116,6 +118,30 @@ def candidate_row(name: str, data: dict, reference: Optional[dict] = None) -> di
                                  groups=[k[0] for k in keys])
             row[f"G-Long {label} - first responder"] = _interval(d["mean_diff"], d["ci_low"], d["ci_high"])
     return row
+
+
+def one_point_replies(records) -> Optional[int]:
+    """Paired replies that detect a 1-point (x100) B-2 difference between G-Long and long context at
+    80% power (``evaluation.metrics.replies_needed``, from the spread of the per-reply differences
+    in ``records``); None with fewer than 2 pairs or no spread.
+
+    >>> recs = [{"method": m, "conversation": "c", "turn_id": str(i), "nlg_b2": b}
+    ...         for i, (x, y) in enumerate([(0.05, 0.01), (0.0, 0.02), (0.03, 0.03)])
+    ...         for m, b in (("G-Long", x), ("Long context", y))]
+    >>> one_point_replies(recs)   # differences 4, -2, 0 points: sd 3.06
+    74
+    """
+    import statistics
+
+    from glong_lib.evaluation.metrics import replies_needed
+
+    by = {m: {(r["conversation"], r["turn_id"]): r["nlg_b2"] for r in records if r["method"] == m}
+          for m in ("G-Long", "Long context")}
+    keys = sorted(by["G-Long"].keys() & by["Long context"].keys())
+    diffs = [100 * (by["G-Long"][k] - by["Long context"][k]) for k in keys]
+    if len(diffs) < 2 or statistics.stdev(diffs) == 0:
+        return None
+    return replies_needed(statistics.stdev(diffs), 1.0)
 
 
 def _mean(rows, key):
