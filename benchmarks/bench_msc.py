@@ -79,8 +79,10 @@ CANDIDATES = ("plain", "msc-lora", "msc-recall")
 CANDIDATE_METHODS = ["no-history", "long-context", "glong"]
 
 
-def candidate_row(name: str, data: dict, reference: Optional[dict] = None) -> dict:
-    """One responder's line of the candidate table, from its ``glong eval-msc --compare --out`` JSON."""
+def candidate_row(name: str, data: dict, reference: Optional[dict] = None, turns: Optional[dict] = None) -> dict:
+    """One responder's line of the candidate table, from its ``glong eval-msc --compare --out`` JSON;
+    with the file's memory turns (``evaluation.memory_use.memory_turns_in_file``) also how often
+    G-Long said a recalled word its memory lines showed it."""
     from glong_lib.evaluation.metrics import paired_bootstrap
 
     records = data["records"]
@@ -106,6 +108,11 @@ def candidate_row(name: str, data: dict, reference: Optional[dict] = None) -> di
             u = use[method]
             row[f"memory use {method}"] = (f"{u['reply uses memory']:.3f} [{u['ci low']:.3f}, {u['ci high']:.3f}] "
                                            f"of {u['memory turns']}")
+    if turns is not None:
+        from glong_lib.evaluation.memory_use import used_when_shown
+
+        said, shown = used_when_shown(records, turns, "G-Long")
+        row["G-Long said the recalled word its memory showed"] = f"{said} of {shown}"
     if "- No history" in use.get("G-Long", {}):
         u = use["G-Long"]
         row["memory use G-Long - no history"] = _interval(u["- No history"], u["diff ci low"], u["diff ci high"], 3)
@@ -194,8 +201,12 @@ def candidates(argv) -> int:
             if code:
                 return code
             runs[name] = json.loads(out.read_text())
+    from glong_lib.evaluation.memory_use import memory_turns_in_file
+
     first_name = ours.responders[0]
-    rows = [candidate_row(name, data, None if name == first_name else runs[first_name]) for name, data in runs.items()]
+    turns = memory_turns_in_file(msc)
+    rows = [candidate_row(name, data, None if name == first_name else runs[first_name], turns)
+            for name, data in runs.items()]
     print(f"\n{candidate_title(runs[first_name]['settings'])}")
     for row in rows:
         print("\n".join(f"  {k}: {v}" for k, v in row.items()), end="\n\n")

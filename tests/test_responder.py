@@ -132,3 +132,8 @@ def test_candidate_row_reads_an_eval_msc_report():
     assert row["echo %"] == 50.0 and row["G-Long echo %"] == 0.0 and row["G-Long B-2"] == 3.0
     assert row["G-Long - long context B-2"] == "+2.00 [+1.00, +3.00]"
     assert row["G-Long B-2 - first responder"] == "+1.00 [+1.00, +1.00]" and row["s / reply"] == 1.0
+    assert "G-Long said the recalled word its memory showed" not in row
+    shown = [{**r, "memories": ["went on a great trip"]} if r["method"] == "G-Long" else r for r in records]
+    turns = {("a", "x"): frozenset({"great"}), ("b", "y"): frozenset({"trip"})}
+    row = candidate_row("lora", {**data, "records": shown}, turns=turns)
+    assert row["G-Long said the recalled word its memory showed"] == "1 of 2"   # "great" said, "trip" not

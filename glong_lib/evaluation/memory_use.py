@@ -138,10 +138,25 @@ def memory_use(records: Sequence[dict[str, Any]], turns: MemoryTurns, methods: S
     return rows
 
 
-def memory_use_in_file(path, records: Sequence[dict[str, Any]], methods: Sequence[str]) -> list[dict[str, Any]] | None:
-    """:func:`memory_use` for an evaluation run on ``path`` when it is MSC JSONL whose utterances
-    carry gold persona facts, else None. Specific words are counted over every conversation of the
-    file, not only the ones scored."""
+def used_when_shown(records: Sequence[dict[str, Any]], turns: MemoryTurns, method: str) -> tuple[int, int]:
+    """(replies that use memory, memory turns whose memory lines held a recalled word) over the
+    memory turns of ``method`` where its prompt's memory lines held one: the generator's part of the
+    probe alone (did it say the word it was shown?).
+
+    >>> turns = {("c", "1"): frozenset({"boston"}), ("c", "2"): frozenset({"kayak"})}
+    >>> recs = [{"method": "G", "conversation": "c", "turn_id": "1", "reply": "Boston!", "memories": ["in Boston"]},
+    ...         {"method": "G", "conversation": "c", "turn_id": "2", "reply": "Kayak?", "memories": ["a dog"]}]
+    >>> used_when_shown(recs, turns, "G")
+    (1, 1)
+    """
+    shown = [r for r in records if r["method"] == method and (r["conversation"], r["turn_id"]) in turns
+             and uses_memory(" ".join(r["memories"]), turns[(r["conversation"], r["turn_id"])])]
+    return sum(uses_memory(r["reply"], turns[(r["conversation"], r["turn_id"])]) for r in shown), len(shown)
+
+
+def memory_turns_in_file(path) -> MemoryTurns | None:
+    """:func:`memory_turns` of an MSC JSONL file whose utterances carry gold persona facts (specific
+    words counted over every conversation of the file), else None."""
     path = Path(path)
     if path.is_dir() or path.suffix != ".jsonl":
         return None
@@ -151,4 +166,12 @@ def memory_use_in_file(path, records: Sequence[dict[str, Any]], methods: Sequenc
         return None
     if not any(fs for per in facts.values() for fs in per.values()):
         return None
-    return memory_use(records, memory_turns(load_conversations(path), facts), methods)
+    return memory_turns(load_conversations(path), facts)
+
+
+def memory_use_in_file(path, records: Sequence[dict[str, Any]], methods: Sequence[str]) -> list[dict[str, Any]] | None:
+    """:func:`memory_use` for an evaluation run on ``path`` when it is MSC JSONL whose utterances
+    carry gold persona facts, else None. Specific words are counted over every conversation of the
+    file, not only the ones scored."""
+    turns = memory_turns_in_file(path)
+    return None if turns is None else memory_use(records, turns, methods)
