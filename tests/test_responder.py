@@ -54,6 +54,24 @@ def test_pick_examples_keeps_the_share_and_the_plain_adapter_unchanged():
         R.responder_adapter("x.jsonl", [], kind="msc-telepathy")
 
 
+def test_recipe_pointer_finds_the_adapter_without_building_prompts(tmp_path, monkeypatch):
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+    msc = tmp_path / "msc.jsonl"
+    msc.write_text("{not json\n")
+    key = R.recipe_key(msc, R.RESPONDER_STEPS, 42, R.RESPONDER_LR, None)
+    assert key != R.recipe_key(msc, R.RESPONDER_STEPS, 42, R.RESPONDER_LR, R.RESPONDER_RECALL_SHARE)
+    folder = tmp_path / "cache" / "responder" / "offline-abc"
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text("{}")
+    pointer = folder.parent / f"recipe-{key}.json"
+    pointer.write_text(json.dumps({"adapter": "offline-abc"}))
+    assert R.train_responder(msc) == folder          # found: the (unreadable) file is never parsed
+    for damaged in ("{", json.dumps({"adapter": "../elsewhere"}), json.dumps({"adapter": "offline-gone"})):
+        pointer.write_text(damaged)                  # not trusted: the examples are built, and the file is refused
+        with pytest.raises(DataError):
+            R.train_responder(msc)
+
+
 def test_split_holds_out_every_default_sample_and_loses_nothing():
     from glong_lib.evaluation.msc import sample_conversations
 

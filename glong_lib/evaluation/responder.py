@@ -46,7 +46,7 @@ from ..extraction.training import (
     training_arguments,
 )
 from ..generation import ECHO_KINDS, SYSTEM_TEMPLATE, build_prompt, echo_kind
-from ..io import PathLike
+from ..io import PathLike, atomic_write_json, content_key, sha256_file
 from ..loaders import load_conversations, load_msc_persona_facts
 from ..models import cache_dir, load_encoder, seed_everything
 from ..schema import Conversation
@@ -69,6 +69,9 @@ RESPONDER_MAX_LENGTH = 256
 #: lines (:func:`recalls_memory`). In MSC's own order about 1 reply in 12 does; the plain adapter
 #: sees that rate, too few for a 135M model to learn that a memory line can answer the turn.
 RESPONDER_RECALL_SHARE = 0.5
+#: Bump when the way training examples are built changes: the recipe pointer (:func:`recipe_key`)
+#: then names a new adapter instead of finding the old one.
+RESPONDER_RECIPE_VERSION = 1
 #: The responders :func:`train_responder` builds, by the name ``glong eval-msc --responder`` takes,
 #: and the share of recall examples each trains on (None: MSC's own order, no selection).
 RESPONDER_KINDS = {"msc-lora": None, "msc-recall": RESPONDER_RECALL_SHARE}
@@ -192,6 +195,18 @@ def responder_settings(examples: Sequence[dict], steps: int = RESPONDER_STEPS, s
                          dev_fraction=0.0, prompt=hashlib.sha256(SYSTEM_TEMPLATE.encode()).hexdigest()[:12])
 
 
+def recipe_key(msc_path: PathLike, steps: int, seed: int, learning_rate: float,
+               recall_share: Optional[float]) -> str:
+    """A key for everything that decides a responder adapter before its examples are built (the MSC
+    file's bytes, the options, this module's constants, the prompt template, the encoder): the cache
+    keeps a pointer ``recipe-KEY.json`` to the adapter it gave, so finding a trained adapter does not
+    rank every training prompt again (several minutes on 2 cores)."""
+    profile = get_profile("offline")
+    return content_key(sha256_file(msc_path), steps, seed, learning_rate, recall_share, RESPONDER_RECIPE_VERSION,
+                       RESPONDER_HELD_OUT_SIZES, RESPONDER_MEMORY_LINES, RESPONDER_CONTEXT_LINES, RESPONDER_BATCH,
+                       RESPONDER_MAX_LENGTH, SYSTEM_TEMPLATE, profile.encoder, profile.extractor)
+
+
 def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int = 42,
                     learning_rate: float = RESPONDER_LR, force: bool = False, device: Optional[str] = None,
                     recall_share: Optional[float] = None) -> Path:
@@ -205,6 +220,15 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
     from peft import get_peft_model
     from transformers import DataCollatorForSeq2Seq, Trainer
 
+    pointer = cache_dir("responder") / f"recipe-{recipe_key(msc_path, steps, seed, learning_rate, recall_share)}.json"
+    if pointer.is_file() and not force:
+        try:
+            name = json.loads(pointer.read_text())["adapter"]
+        except (ValueError, KeyError, TypeError):
+            name = None  # a damaged pointer: build the examples and look the adapter up by its data
+        found = pointer.parent / name if isinstance(name, str) and Path(name).name == name else None
+        if found is not None and (found / "adapter_config.json").is_file():
+            return found
     convs = load_conversations(msc_path)
     _, pool = split_msc_for_responder(convs)
     if not pool:
@@ -225,6 +249,7 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
     settings = responder_settings(examples, steps, seed, learning_rate)
     target = cache_dir("responder") / f"offline-{settings.key()}"
     if (target / "adapter_config.json").is_file() and not force:
+        atomic_write_json(pointer, {"adapter": target.name})
         return target
     tok, model = load_base("offline", device, for_training=True)
     model = get_peft_model(model, lora_config("offline"))
@@ -246,6 +271,7 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
            "trainable_parameters": trainable, "total_parameters": total, "train_seconds": round(seconds, 1),
            "log_history": trainer.state.log_history}
     save_adapter(model, tok, log, target, cache=True)
+    atomic_write_json(pointer, {"adapter": target.name})
     return target
 
 
