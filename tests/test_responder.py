@@ -65,6 +65,8 @@ def test_recipe_pointer_finds_the_adapter_without_building_prompts(tmp_path, mon
     (folder / "adapter_config.json").write_text("{}")
     pointer = folder.parent / f"recipe-{key}.json"
     pointer.write_text(json.dumps({"adapter": "offline-abc"}))
+    with pytest.raises(DataError, match="no such MSC file"):
+        R.train_responder(tmp_path / "missing.jsonl")
     assert R.train_responder(msc) == folder          # found: the (unreadable) file is never parsed
     for damaged in ("{", json.dumps({"adapter": "../elsewhere"}), json.dumps({"adapter": "offline-gone"})):
         pointer.write_text(damaged)                  # not trusted: the examples are built, and the file is refused

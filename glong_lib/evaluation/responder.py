@@ -220,6 +220,8 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
     from peft import get_peft_model
     from transformers import DataCollatorForSeq2Seq, Trainer
 
+    if not Path(msc_path).is_file():
+        raise DataError("no such MSC file to train a responder on", path=msc_path)
     pointer = cache_dir("responder") / f"recipe-{recipe_key(msc_path, steps, seed, learning_rate, recall_share)}.json"
     if pointer.is_file() and not force:
         try:
