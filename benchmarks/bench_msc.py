@@ -27,6 +27,7 @@ echo generator, gold triples, no salience model) about 10 s; the full run (20 re
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_msc --candidates --json cand.json  # responders
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_msc --candidates --turns-per-session 0 \
         --responders plain msc-recall --runs-dir runs/ --json cand_all.json   # every turn, resumable
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_msc --memory-ablation 60 --json ablation.json
 
 ``--candidates`` (issue 28) runs no history, long context and G-Long once per responder of
 :data:`CANDIDATES` on the same real MSC conversations (20, held out from the MSC responder's
@@ -34,6 +35,8 @@ training) and prints one row per responder: prompt echoes (every kind of ``gener
 B-2 and R-L on the paper's scale, the memory-use probe for G-Long, seconds per reply, G-Long minus
 long context, and each responder's G-Long minus the first's, paired over conversations.
 ``--responders`` picks among them, ``--runs-dir`` keeps each run's report and checkpoint (resumable).
+``--memory-ablation N`` asks each responder whether it reads its memory at all: N held-out prompts built
+like the responders' training ones, answered with and without their memory lines.
 """
 
 from __future__ import annotations
@@ -228,15 +231,55 @@ def candidate_title(settings: dict) -> str:
             "x100 on the paper's scale; [95% CI over conversations])")
 
 
+def memory_ablation_table(argv) -> int:
+    """``--memory-ablation N``: each responder of :data:`CANDIDATES` answers the first N held-out
+    training-style prompts whose gold reply recalls a memory line, with and without the memory lines
+    (``evaluation.responder.memory_ablation``): does the responder read its memory at all?"""
+    from benchmarks._common import write_results
+    from glong_lib.evaluation.responder import held_out_examples, memory_ablation, responder_adapter
+    from glong_lib.generation import make_generator
+    from glong_lib.loaders import load_conversations
+
+    parser = bench_parser(__doc__)
+    parser.add_argument("--memory-ablation", type=int, required=True)
+    parser.add_argument("--responders", nargs="+", default=list(CANDIDATES), choices=CANDIDATES)
+    ours, _ = parser.parse_known_args(argv)
+    msc = real_data_dir("msc", "msc4_valid.jsonl")
+    if msc is None:
+        print("--memory-ablation needs the real MSC: set GLONG_REAL_DATA to the folder holding msc/msc4_valid.jsonl")
+        return 2
+    examples, specific = held_out_examples(msc, ours.memory_ablation)
+    scored = sorted({e["conversation"] for e in examples})
+    held = [c for c in load_conversations(msc) if c.id in set(scored)]
+    results = {}
+    for name in ours.responders:
+        adapter = None if name == "plain" else responder_adapter(msc, held, name)
+        generator = make_generator("offline", max_new_tokens=24, stop_at_line_end=True,
+                                   **({"adapter": str(adapter)} if adapter else {}))
+        results[name] = memory_ablation(generator, examples, specific, limit=ours.memory_ablation)
+    print("\nMemory ablation: held-out MSC prompts built like the responder's training ones (gold persona facts "
+          "of earlier sessions as memory lines) whose gold reply recalls one; replies that say a recalled word, "
+          "with the memory lines and without them (95% CI over conversations)")
+    for name, r in results.items():
+        print(f"  {name:<11} {r['prompts']} prompts in {r['conversations']} conversations: with memory "
+              f"{r['with memory']}, without {r['without memory']}, difference "
+              f"{_interval(r['with memory - without'], r['ci low'], r['ci high'], 3)}")
+    write_results(ours.json, {"memory ablation": results})
+    return 0
+
+
 def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if {"-h", "--help"} & set(argv):
         print(__doc__)
-        print("Options: --json PATH, --quick, --candidates, and every option of `glong eval-msc --help`.")
+        print("Options: --json PATH, --quick, --candidates, --memory-ablation N, and every option of "
+              "`glong eval-msc --help`.")
         return 0
     if "--candidates" in argv:
         return candidates(argv)
+    if "--memory-ablation" in argv:
+        return memory_ablation_table(argv)
     return glong(eval_msc_args(argv))
 
 

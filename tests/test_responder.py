@@ -74,6 +74,34 @@ def test_recipe_pointer_finds_the_adapter_without_building_prompts(tmp_path, mon
             R.train_responder(msc)
 
 
+def test_held_out_examples_and_the_memory_ablation(tmp_path, monkeypatch):
+    from glong_lib.generation import MemoryEchoGenerator
+    from glong_lib.memory import HashEncoder
+
+    def conv(cid, pet):
+        return {"id": cid, "sessions": [
+            {"session": 1, "dialog": [{"speaker": "Speaker 1", "text": f"My dog is {pet}.",
+                                       "persona_text": f"I have a dog named {pet}."},
+                                      {"speaker": "Speaker 2", "text": "Cute."}]},
+            {"session": 2, "dialog": [{"speaker": "Speaker 1", "text": "Guess what?"},
+                                      {"speaker": "Speaker 2", "text": f"Is {pet} ok?"}]}]}
+
+    path = tmp_path / "msc.jsonl"
+    path.write_text("".join(json.dumps(conv(c, p)) + "\n" for c, p in (("a", "Rex"), ("b", "Fido"), ("c", "Bo"))))
+    monkeypatch.setattr(R, "load_encoder", lambda profile: HashEncoder(16))
+    monkeypatch.setattr(R, "specific_stems", lambda texts: {"rex", "fido"})   # "bo" is not specific
+    examples, specific = R.held_out_examples(path, limit=1, size=3, seed=0)
+    assert specific == {"rex", "fido"} and 1 <= len(examples) <= 3
+    assert sum(R.recalls_memory(e, specific) for e in examples) == 1          # stops at the limit
+    examples, _ = R.held_out_examples(path, limit=5, size=3, seed=0)          # runs out: all three
+    result = R.memory_ablation(MemoryEchoGenerator(), examples, specific)
+    assert (result["prompts"], result["with memory"], result["without memory"]) == (2, 2, 0)
+    assert result["with memory - without"] == 1.0 and len(result["replies"]) == 2
+    assert result["replies"][0]["without"] == "I see."   # the echo generator's fallback: no memory lines
+    with pytest.raises(DataError, match="nothing to ablate"):
+        R.memory_ablation(MemoryEchoGenerator(), examples, set())
+
+
 def test_split_holds_out_every_default_sample_and_loses_nothing():
     from glong_lib.evaluation.msc import sample_conversations
 

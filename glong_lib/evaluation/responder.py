@@ -45,14 +45,15 @@ from ..extraction.training import (
     save_adapter,
     training_arguments,
 )
-from ..generation import ECHO_KINDS, SYSTEM_TEMPLATE, build_prompt, echo_kind
+from ..generation import ECHO_KINDS, SYSTEM_TEMPLATE, build_prompt, clean_reply, echo_kind
 from ..io import PathLike, atomic_write_json, content_key, sha256_file
 from ..loaders import load_conversations, load_msc_persona_facts
 from ..models import cache_dir, load_encoder, seed_everything
 from ..schema import Conversation
 from ..text import turn_line
 from ..vectors import unit_vectors
-from .memory_use import recalled_stems, specific_stems
+from .memory_use import recalled_stems, specific_stems, uses_memory
+from .metrics import paired_bootstrap
 from .msc import sample_conversations, session_queries
 
 #: The evaluation's sample sizes (at seed 42) whose conversations are never trained on.
@@ -84,7 +85,8 @@ def responder_examples(conversations: Sequence[Conversation], facts: Mapping[str
     every query of sessions 2 and later: the plain prompt with the earlier sessions' gold facts as
     memory lines, the gold reply as target. ``rank(utterance, facts) -> facts`` orders the candidate
     facts (default: as said); the first ``memory_lines`` are kept (``memory``). ``present`` is what
-    the session has said so far (every turn before the reply, the utterance included).
+    the session has said so far (every turn before the reply, the utterance included); ``without
+    memory`` is the same prompt with no memory lines (:func:`memory_ablation`'s control).
 
     >>> from glong_lib.schema import Session, Turn
     >>> s1 = Session(1, [Turn("1", "U", "I have a cat."), Turn("2", "A", "Nice.")])
@@ -106,7 +108,8 @@ def responder_examples(conversations: Sequence[Conversation], facts: Mapping[str
                 memory = list(ranked[:memory_lines])
                 messages = build_prompt(agent, user, context, memory, q.query.text, "plain")
                 out.append({"messages": messages, "reply": q.reference.text, "conversation": conv.id,
-                            "memory": memory, "present": [t.text for t in q.context] + [q.query.text]})
+                            "memory": memory, "present": [t.text for t in q.context] + [q.query.text],
+                            "without memory": build_prompt(agent, user, context, [], q.query.text, "plain")})
     return out
 
 
@@ -295,6 +298,65 @@ def responder_adapter(msc_path: PathLike, conversations: Sequence[Conversation],
     adapter = train_responder(msc_path, recall_share=RESPONDER_KINDS[kind])
     check_not_trained_on(adapter, [c.id for c in conversations])
     return adapter
+
+
+def held_out_examples(msc_path: PathLike, limit: int, size: int = max(RESPONDER_HELD_OUT_SIZES),
+                      seed: int = 42) -> tuple[list[dict], set[str]]:
+    """(examples, specific stems): training-style prompts (:func:`responder_examples`, memory lines
+    ranked by MiniLM cosine) from the held-out conversations (``eval-msc``'s sample of ``size`` at
+    ``seed``, in its order), built until ``limit`` of them recall a memory line
+    (:func:`recalls_memory`): the inputs of :func:`memory_ablation`."""
+    convs = load_conversations(msc_path)
+    facts = load_msc_persona_facts(msc_path)
+    specific = specific_stems(t.text for c in convs for t in c.turns())
+    rank = cosine_ranker(load_encoder("offline"))
+    examples: list[dict] = []
+    for conv in tqdm(sample_conversations(convs, size, seed=seed), desc="held-out prompts", unit="conversation",
+                     leave=False):
+        examples += responder_examples([conv], facts, rank)
+        if sum(recalls_memory(e, specific) for e in examples) >= limit:
+            break
+    return examples, specific
+
+
+def memory_ablation(generator, examples: Sequence[Mapping[str, Any]], specific: set[str],
+                    limit: Optional[int] = None) -> dict[str, Any]:
+    """Does a responder say what its memory lines hold? A controlled test on prompts built like the
+    training ones (:func:`responder_examples`, gold persona facts as memory lines): over the
+    examples whose gold reply recalls a memory line (:func:`recalls_memory`; the first ``limit``),
+    the responder replies once to the prompt and once to the same prompt without its memory lines,
+    and a reply *uses memory* when it says a word the gold reply recalled
+    (:func:`~glong_lib.evaluation.memory_use.uses_memory`). Everything but the memory block is the
+    same, so the difference (95% interval over conversations) is what the memory lines did.
+
+    >>> from glong_lib.generation import MemoryEchoGenerator
+    >>> from glong_lib.schema import Session, Turn
+    >>> s1 = Session(1, [Turn("1", "U", "I have a dog named Rex."), Turn("2", "A", "Nice.")])
+    >>> s2 = Session(2, [Turn("3", "U", "Guess what?"), Turn("4", "A", "Is Rex ok?")])
+    >>> exs = responder_examples([Conversation("c", ["U", "A"], [s1, s2])], {"c": {1: ["I have a dog named Rex."]}})
+    >>> r = memory_ablation(MemoryEchoGenerator(), exs, {"rex"})   # echoes its top memory line, or "I see."
+    >>> r["prompts"], r["with memory"], r["without memory"], r["with memory - without"]
+    (1, 1, 0, 1.0)
+    """
+    picked = [e for e in examples if recalls_memory(e, specific)][:limit]
+    used: dict[str, list[float]] = {"with": [], "without": []}
+    replies = []
+    for e in tqdm(picked, desc="memory ablation", unit="prompt", leave=False):
+        recalled = recalled_stems(e["reply"], e["present"], e["memory"], specific)
+        pair = {}
+        for arm, messages in (("with", e["messages"]), ("without", e["without memory"])):
+            pair[arm] = clean_reply(generator.generate(messages).text, None,
+                                    getattr(generator, "first_line_only", True))
+            used[arm].append(float(uses_memory(pair[arm], recalled)))
+        replies.append({"conversation": e["conversation"], "recalled": sorted(recalled), "memory": e["memory"],
+                        "utterance": e["present"][-1], "gold": e["reply"], **pair})
+    if not picked:
+        raise DataError("no example recalls a memory line: nothing to ablate")
+    diff = paired_bootstrap(used["with"], used["without"], groups=[e["conversation"] for e in picked])
+    return {"prompts": len(picked), "conversations": len({e["conversation"] for e in picked}),
+            "with memory": int(sum(used["with"])), "without memory": int(sum(used["without"])),
+            "with memory - without": diff["mean_diff"], "ci low": diff["ci_low"], "ci high": diff["ci_high"],
+            "replies": replies}
 
 
 def reply_health(records: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> list[dict]:
