@@ -17,7 +17,9 @@ Aim (issue 7): G-Long at least 60% fewer prompt tokens than long context (the pa
 
 Run time on 2 shared cores: ``--quick`` (2 sample conversations, 1 turn a session, the model-free
 echo generator, gold triples, no salience model) about 10 s; the full run (20 real conversations,
-2 user turns a session, SmolLM2 replies) about 2 hours.
+2 user turns a session, SmolLM2 replies) about 2 hours. ``--candidates --turns-per-session 0`` (every user turn,
+3 methods, 355 replies each): about 35-40 minutes per responder, plus about 17 minutes the first time an adapter
+is trained; ``--memory-ablation 60``: about 10 minutes for the three responders.
 
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_msc --json msc.json   # 20 real MSC conversations
     python -m benchmarks.bench_msc --conversations 3                                # a CPU-sized run on the samples
