@@ -49,6 +49,7 @@ from typing import Optional
 from benchmarks._common import bench_parser, real_data_dir
 from glong_lib.agent import ALL_METHODS
 from glong_lib.cli import main as glong
+from glong_lib.config import RESPONDERS
 
 #: The options this benchmark gives ``glong eval-msc`` (any option given on the command line wins):
 #: every method and both prompt variants, the paired comparisons, the first 2 user turns of each
@@ -79,7 +80,7 @@ def eval_msc_args(argv=None) -> list[str]:
 
 
 #: The responders ``--candidates`` compares (``glong eval-msc --responder``), the first being the reference.
-CANDIDATES = ("plain", "msc-lora", "msc-recall")
+CANDIDATES = RESPONDERS
 #: The methods each candidate runs: the two the paper compares and the floor.
 CANDIDATE_METHODS = ["no-history", "long-context", "glong"]
 
@@ -180,7 +181,7 @@ def candidates(argv) -> int:
 
     parser = bench_parser(__doc__)
     parser.add_argument("--responders", nargs="+", default=list(CANDIDATES),
-                        choices=("plain", "msc-lora", "msc-recall"))
+                        choices=CANDIDATES)
     parser.add_argument("--runs-dir", type=Path, default=None)
     ours, rest = parser.parse_known_args([a for a in argv if a != "--candidates"])
     msc = real_data_dir("msc", "msc4_valid.jsonl")

@@ -183,6 +183,9 @@ class RetrievalSettings:
 #: How a prompt shows memories (``generation.format_memory``): the paper's ``s -r-> o`` lines, the
 #: reference code's ranked lines, or ``plain`` (the same prompt without its tags, memories as words).
 MEMORY_FORMATS = ("arrow", "ranked", "plain")
+#: The local responders ``glong eval-msc --responder`` offers: the chat model as shipped, and the MSC
+#: LoRA adapters of ``evaluation.responder`` (``RESPONDER_KINDS`` says how each is trained).
+RESPONDERS = ("plain", "msc-lora", "msc-recall")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import platform
 import time
 from pathlib import Path
 
-from ..config import MEMORY_FORMATS, with_overrides
+from ..config import MEMORY_FORMATS, RESPONDERS, with_overrides
 from ..errors import DataError
 from ..io import atomic_write_text, check_output_file, data_path
 from .common import add_profile_option, checkpoint_from, finite_json, number, print_table, profile_from
@@ -95,7 +95,7 @@ def register(sub) -> None:
     p.add_argument("--full-replies", action="store_true",
                    help="local model: no first-line stop or cut (off by default: the 135M model never ends its "
                         "turn; see clean_reply). API models always keep their whole reply")
-    p.add_argument("--responder", choices=("plain", "msc-lora", "msc-recall"), default="plain",
+    p.add_argument("--responder", choices=RESPONDERS, default="plain",
                    help="local model: as shipped, or with a LoRA responder trained on the --msc file's conversations "
                         "outside the evaluation's samples (evaluation.responder; about 15 min on 2 cores, cached): "
                         "msc-lora on MSC's replies as they come, msc-recall on half replies that recall a memory line")

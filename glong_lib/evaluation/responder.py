@@ -244,11 +244,18 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
     examples: list[dict] = []
     facts = load_msc_persona_facts(msc_path)
     rank = cosine_ranker(load_encoder("offline"))
-    specific = specific_stems(t.text for c in convs for t in c.turns())
+    specific = _specific_stems_of(convs)
     n = steps * RESPONDER_BATCH
+    want = n if recall_share is None else round(n * recall_share)  # examples that must recall (None: any)
+    recalling = 0
     for conv in tqdm(picked, desc="responder prompts", unit="conversation", leave=False):
-        examples += responder_examples([conv], facts, rank)  # only as many as needed: encoding is the slow part
-        if len(pick_examples(examples, n, recall_share, specific, seed)) >= n:
+        new = responder_examples([conv], facts, rank)  # only as many as needed: encoding is the slow part
+        examples += new
+        if recall_share is None:
+            recalling = len(examples)
+        else:
+            recalling += sum(recalls_memory(e, specific) for e in new)
+        if recalling >= want and len(examples) - recalling >= n - want:
             break
     examples = pick_examples(examples, n, recall_share, specific, seed)
     settings = responder_settings(examples, steps, seed, learning_rate)
@@ -308,15 +315,23 @@ def held_out_examples(msc_path: PathLike, limit: int, size: int = max(RESPONDER_
     (:func:`recalls_memory`): the inputs of :func:`memory_ablation`."""
     convs = load_conversations(msc_path)
     facts = load_msc_persona_facts(msc_path)
-    specific = specific_stems(t.text for c in convs for t in c.turns())
+    specific = _specific_stems_of(convs)
     rank = cosine_ranker(load_encoder("offline"))
     examples: list[dict] = []
+    recalling = 0
     for conv in tqdm(sample_conversations(convs, size, seed=seed), desc="held-out prompts", unit="conversation",
                      leave=False):
-        examples += responder_examples([conv], facts, rank)
-        if sum(recalls_memory(e, specific) for e in examples) >= limit:
+        new = responder_examples([conv], facts, rank)
+        examples += new
+        recalling += sum(recalls_memory(e, specific) for e in new)
+        if recalling >= limit:
             break
     return examples, specific
+
+
+def _specific_stems_of(conversations: Sequence[Conversation]) -> set[str]:
+    """The specific stems of every utterance of ``conversations``, as ``memory_use.memory_turns`` counts them."""
+    return specific_stems(t.text for c in conversations for t in c.turns())
 
 
 def memory_ablation(generator, examples: Sequence[Mapping[str, Any]], specific: set[str],
@@ -338,11 +353,11 @@ def memory_ablation(generator, examples: Sequence[Mapping[str, Any]], specific: 
     >>> r["prompts"], r["with memory"], r["without memory"], r["with memory - without"]
     (1, 1, 0, 1.0)
     """
-    picked = [e for e in examples if recalls_memory(e, specific)][:limit]
+    recalling = ((e, recalled_stems(e["reply"], e["present"], e["memory"], specific)) for e in examples)
+    picked = [(e, recalled) for e, recalled in recalling if recalled][:limit]  # recalls_memory's rule
     used: dict[str, list[float]] = {"with": [], "without": []}
     replies = []
-    for e in tqdm(picked, desc="memory ablation", unit="prompt", leave=False):
-        recalled = recalled_stems(e["reply"], e["present"], e["memory"], specific)
+    for e, recalled in tqdm(picked, desc="memory ablation", unit="prompt", leave=False):
         pair = {}
         for arm, messages in (("with", e["messages"]), ("without", e["without memory"])):
             pair[arm] = clean_reply(generator.generate(messages).text, None,
@@ -352,8 +367,9 @@ def memory_ablation(generator, examples: Sequence[Mapping[str, Any]], specific: 
                         "utterance": e["present"][-1], "gold": e["reply"], **pair})
     if not picked:
         raise DataError("no example recalls a memory line: nothing to ablate")
-    diff = paired_bootstrap(used["with"], used["without"], groups=[e["conversation"] for e in picked])
-    return {"prompts": len(picked), "conversations": len({e["conversation"] for e in picked}),
+    groups = [e["conversation"] for e, _ in picked]
+    diff = paired_bootstrap(used["with"], used["without"], groups=groups)
+    return {"prompts": len(picked), "conversations": len(set(groups)),
             "with memory": int(sum(used["with"])), "without memory": int(sum(used["without"])),
             "with memory - without": diff["mean_diff"], "ci low": diff["ci_low"], "ci high": diff["ci_high"],
             "replies": replies}
