@@ -348,6 +348,19 @@ class GLongAgent(Agent):
         self.retriever = None
         self.last_result = None
 
+    def variant(self, name: str, **changes) -> "GLongAgent":
+        """A new agent equal to this one but for ``changes`` (constructor arguments): a comparison
+        between the two then changes only what it names.
+
+        >>> a = GLongAgent(None, memory_format="plain")
+        >>> b = a.variant("ranked", memory_format="ranked")
+        >>> (b.name, b.memory_format, b.settings == a.settings, b.source is a.source)
+        ('ranked', 'ranked', True, True)
+        """
+        same = dict(source=self.source, encoder=self.encoder, settings=self.settings, memory_policy=self.memory_policy,
+                    update_access=self.update_access, memory_format=self.memory_format)
+        return GLongAgent(self.generator, **{**same, **changes}, name=name)
+
     def reset(self) -> None:
         if self.encoder is None:
             self.encoder = load_encoder()

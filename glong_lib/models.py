@@ -145,17 +145,44 @@ def smollm2_gguf_path() -> Path:
 _ENCODERS: dict[str, Any] = {}
 
 
-def load_encoder(profile: str | Profile = "offline", device: Optional[str] = None):
-    """The sentence encoder (a ``SentenceTransformer``) of a profile; cached per process."""
+def load_encoder(profile: str | Profile = "offline", device: Optional[str] = None, name: Optional[str] = None):
+    """The sentence encoder (a ``SentenceTransformer``) of a profile, or the one ``name`` refers to
+    (a reference as a profile's ``encoder`` field holds it); cached per process. The model carries
+    that reference as ``glong_name`` (``encoder_name``), which a saved memory records."""
     from sentence_transformers import SentenceTransformer
 
-    p = get_profile(profile)
-    ref = str(minilm_path()) if p.encoder == BUNDLED_MINILM else p.encoder
+    wanted = name or get_profile(profile).encoder
+    ref = str(minilm_path()) if wanted == BUNDLED_MINILM else wanted
     key = f"{resolve_model(ref)}@{device or 'auto'}"
     if key not in _ENCODERS:
         with loading("encoder", ref):
             _ENCODERS[key] = SentenceTransformer(resolve_model(ref), device=choose_device(device))
+        _ENCODERS[key].glong_name = wanted
     return _ENCODERS[key]
+
+
+def encoder_name(encoder) -> Optional[str]:
+    """The reference an encoder was loaded from (``load_encoder``, ``LazyEncoder``); None for any
+    other object (a test double, a model the caller built)."""
+    return getattr(encoder, "glong_name", None)
+
+
+class LazyEncoder:
+    """A profile's encoder, loaded on its first use: building agents or a memory costs nothing
+    until something is embedded, and the profile's choice travels with it (``glong_name``).
+
+    >>> LazyEncoder("offline").glong_name
+    'bundled:all-MiniLM-L6-v2'
+    """
+
+    def __init__(self, profile: str | Profile = "offline", device: Optional[str] = None, name: Optional[str] = None):
+        self.glong_name = name or get_profile(profile).encoder
+        self.device = device
+
+    def __getattr__(self, attr: str):  # encode, get_sentence_embedding_dimension, ...
+        if attr.startswith("_") or attr in ("glong_name", "device"):
+            raise AttributeError(attr)
+        return getattr(load_encoder(device=self.device, name=self.glong_name), attr)
 
 
 def _convert_smollm2(target: Path) -> Path:

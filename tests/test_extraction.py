@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -524,13 +523,54 @@ def test_paper_profile_trains_on_personaext_when_the_real_data_is_set(tmp_path, 
     assert training_pairs_path("offline") is None  # the offline default stays on the shipped pairs
 
 
-def test_extraction_cache_key_names_a_bfloat16_model():
+def test_extraction_cache_key_names_a_bfloat16_model(tmp_path):
     import torch
 
+    folder = tmp_path / "offline-abc123"
+    folder.mkdir()
+    (folder / "adapter_model.safetensors").write_bytes(b"weights")
+
     class Extractor:  # what extractor_key reads: the adapter folder and the weights' dtype
-        adapter_dir = Path("/cache/extractor/offline-abc123")
+        adapter_dir = folder
         model = torch.nn.Linear(2, 2)
 
-    assert ex.extractor_key(Extractor()) == "offline-abc123"
+    plain = ex.extractor_key(Extractor())
+    assert plain.startswith("offline-abc123-")
     Extractor.model = torch.nn.Linear(2, 2).to(torch.bfloat16)
-    assert ex.extractor_key(Extractor()) == "offline-abc123-bfloat16"  # its answers differ: its own cache
+    assert ex.extractor_key(Extractor()) == plain + "-bfloat16"  # its answers differ: its own cache
+
+
+def test_extraction_cache_keys_never_collide(tmp_path):
+    """Two adapters in folders of the same name, and zero-shot extractors of two bases, are four keys
+    (on 067108f the key was the folder's name, and every zero-shot extractor was "zero-shot")."""
+    import types
+
+    def adapter(parent, weights):
+        folder = tmp_path / parent / "adapter"
+        folder.mkdir(parents=True)
+        (folder / "adapter_config.json").write_text('{"r": 16}')
+        (folder / "adapter_model.safetensors").write_bytes(weights)
+        return types.SimpleNamespace(adapter_dir=folder, model=None, name="extractor", max_new_tokens=64)
+
+    def zero_shot(base):
+        model = types.SimpleNamespace(config=types.SimpleNamespace(_name_or_path=base))
+        model.parameters = lambda: iter([types.SimpleNamespace(dtype="torch.float32")])
+        return types.SimpleNamespace(adapter_dir=None, model=model, name="zero-shot", max_new_tokens=64)
+
+    made = [adapter("A", b"one"), adapter("B", b"two"), zero_shot("HuggingFaceTB/SmolLM2-135M-Instruct"),
+            zero_shot("Qwen/Qwen3-8B")]
+    keys = [ex.extractor_key(e) for e in made]
+    assert len(set(keys)) == 4, keys
+    budget = zero_shot("Qwen/Qwen3-8B")
+    budget.max_new_tokens = 16  # a shorter budget cuts triples off: another cache entry
+    assert ex.extractor_key(budget) != keys[3]
+
+
+def test_adapter_key_covers_truncation_and_quantisation():
+    """``max_length`` and ``quantize_4bit`` change the adapter, so they change its folder (067108f: the same)."""
+    from glong_lib.config import with_overrides
+
+    pairs = _pairs(5)
+    base = ex.train_settings(pairs, "paper")
+    assert base.key() != ex.train_settings(pairs, with_overrides("paper", extractor__quantize_4bit=False)).key()
+    assert base.key() != ex.train_settings(pairs, with_overrides("paper", extractor__max_length=512)).key()

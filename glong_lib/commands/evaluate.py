@@ -163,12 +163,15 @@ def load_msc(args):
 
 def build_agents(args, generator, source) -> dict:
     """The agents of ``--methods`` (and the ranked-lines variant with ``--variants``)."""
-    from ..agent import GLongAgent, make_agents
+    from ..agent import make_agents
+    from ..models import LazyEncoder
 
-    memory_format = args.memory_format or profile_from(args).generator.memory_format
-    agents = make_agents(generator, args.methods, source=source, memory_format=memory_format)
+    profile = profile_from(args)
+    memory_format = args.memory_format or profile.generator.memory_format
+    agents = make_agents(generator, args.methods, source=source, memory_format=memory_format,
+                         encoder=LazyEncoder(profile))
     if wants_variants(args):
-        agents[RANKED] = GLongAgent(generator, source, memory_format="ranked", name=RANKED)
+        agents[RANKED] = agents["G-Long"].variant(RANKED, memory_format="ranked")
     return agents
 
 
@@ -179,7 +182,6 @@ def wants_variants(args) -> bool:
 def evaluate(args, agents, generator, source, convs, price):
     """Run every agent (and, with ``--variants``, the never-reset context as a second run: the
     context scope is a run setting) and return one ``MSCResults``."""
-    from ..agent import GLongAgent
     from ..evaluation.msc import MSCResults, run_msc_evaluation
 
     common = dict(turns_per_session=args.turns_per_session or None, max_sessions=args.max_sessions,
@@ -189,7 +191,8 @@ def evaluate(args, agents, generator, source, convs, price):
     if not wants_variants(args):
         return result
     suffixed = args.checkpoint.with_name(args.checkpoint.name + ".dialogue") if args.checkpoint else None
-    other = run_msc_evaluation({DIALOGUE: GLongAgent(generator, source, name=DIALOGUE)}, convs,
+    # the same agent as G-Long (memory format, retrieval settings, encoder) but for the context scope
+    other = run_msc_evaluation({DIALOGUE: agents["G-Long"].variant(DIALOGUE)}, convs,
                                context_scope="dialogue", **common,
                                checkpoint=checkpoint_from(argparse.Namespace(**{**vars(args), "checkpoint": suffixed}),
                                                           ignore=("out",), value_kind=dict))
@@ -378,7 +381,7 @@ def reply_probe(convs, source, n: int, profile) -> None:
             return self.last
 
     probe = Keeping(profile.generator.model, max_new_tokens=160, stop_at_line_end=False, cache=False)
-    agent = GLongAgent(probe, source, name="probe")
+    agent = GLongAgent(probe, source, name="probe", memory_format=profile.generator.memory_format)
     rows = []
     for conv in convs:
         if len(rows) >= n:

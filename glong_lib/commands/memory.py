@@ -10,6 +10,7 @@ from typing import Optional
 from ..errors import DataError
 from ..loaders import load_conversations, load_extraction_rows
 from ..memory import POLICIES, GraphMemory, build_memory, check_target, memory_size
+from ..models import LazyEncoder
 from ..schema import Conversation, Triple
 from .common import add_profile_option, print_table, profile_from
 
@@ -123,7 +124,8 @@ def run_build(args) -> int:
         triples, skipped = read_turn_triples(args.triples, conv)
     else:
         triples = model_triples(conv, profile_from(args), args.scope, not args.no_salience)
-    mem = build_memory(conv, triples, policy=args.policy)
+    # the profile's encoder (loaded on first use); the saved memory records which one it was
+    mem = build_memory(conv, triples, encoder=LazyEncoder(profile_from(args)), policy=args.policy)
     old = _old_size(args.out, args.force)
     if old and not mem.edge_ids() and not args.force:
         raise DataError(f"the new memory is empty and would replace one with {old} edges; nothing written "

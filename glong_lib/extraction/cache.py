@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import DataError
-from ..io import atomic_write_json, content_key
+from ..io import atomic_write_json, content_key, sha256_file
 from ..models import cache_dir
 from ..schema import Conversation, Triple
 from ..text import turn_line
@@ -29,13 +29,44 @@ def extraction_cache_path(conv: Conversation, extractor_name: str) -> Path:
 
 
 def extractor_key(extractor) -> str:
-    """What names an extractor in cache keys: its adapter folder (which is keyed by base model,
-    data and steps), else its name; and its weights' dtype when that is not float32."""
+    """What names an extractor in cache keys: everything that changes its answers. An adapter is
+    named by its folder and a hash of its weights and config (two folders both called ``adapter``
+    are two keys; so is an adapter re-trained in place); a zero-shot extractor by its base model;
+    both by the decoding budget and the weights' dtype when that is not float32.
+
+    >>> class Zero:  # what it reads: name, adapter_dir, max_new_tokens, model
+    ...     name, adapter_dir, max_new_tokens, model = "zero-shot", None, 64, None
+    >>> extractor_key(Zero())
+    'zero-shot-64'
+    """
+    known = getattr(extractor, "_glong_cache_key", None)
+    if known is not None:
+        return known
     adapter = getattr(extractor, "adapter_dir", None)
-    key = Path(adapter).name if adapter else str(getattr(extractor, "name", "extractor"))
     model = getattr(extractor, "model", None)
+    if adapter:
+        key = f"{Path(adapter).name}-{adapter_fingerprint(Path(adapter))}"
+    else:
+        key = str(getattr(extractor, "name", "extractor"))
+        base = getattr(getattr(model, "config", None), "_name_or_path", "")
+        if base:  # a zero-shot SmolLM2 and a zero-shot Qwen answer differently
+            key += "-" + content_key([str(base)])[:8]
+    budget = getattr(extractor, "max_new_tokens", None)
+    if budget is not None:
+        key += f"-{int(budget)}"  # a shorter budget cuts triples off
     dtype = str(next(model.parameters()).dtype).replace("torch.", "") if model is not None else "float32"
-    return key if dtype == "float32" else f"{key}-{dtype}"  # a bfloat16 model answers differently
+    key = key if dtype == "float32" else f"{key}-{dtype}"  # a bfloat16 model answers differently
+    try:
+        extractor._glong_cache_key = key  # the weights are hashed once per extractor
+    except AttributeError:
+        pass
+    return key
+
+
+def adapter_fingerprint(adapter: Path) -> str:
+    """12 hex digits naming an adapter's config and weights files by their SHA-256 (a few MB: milliseconds)."""
+    files = ("adapter_config.json", "adapter_model.safetensors", "adapter_model.bin")
+    return content_key([(name, sha256_file(adapter / name)) for name in files if (adapter / name).is_file()])
 
 
 #: Batch size for extracting whole LoCoMo conversations. Measured on 64 LoCoMo turns, 2 cores,

@@ -124,6 +124,8 @@ class TrainSettings:
     max_train: Optional[int] = None
     prompt_version: int = PROMPT_VERSION
     prompt: str = ""  # hash of the instruction and user template: a new prompt is a new adapter
+    max_length: int = 256  # examples are cut here (tokenize_example): a longer cut is another adapter
+    quantize_4bit: bool = False  # QLoRA trains other weights than full precision
 
     def key(self) -> str:
         blob = json.dumps(self.__dict__, sort_keys=True, default=list)
@@ -148,7 +150,8 @@ def train_settings(pairs: Sequence[TriplePair], profile: Union[str, Profile] = "
     return TrainSettings(base=x.base, data=pairs_hash(pairs), max_steps=steps, epochs=x.epochs,
                          learning_rate=learning_rate or x.learning_rate, batch_size=x.batch_size,
                          lora_r=x.lora_r, lora_alpha=x.lora_alpha, lora_dropout=x.lora_dropout, seed=seed,
-                         dev_fraction=dev_fraction, max_train=max_train, prompt=prompt_hash())
+                         dev_fraction=dev_fraction, max_train=max_train, prompt=prompt_hash(),
+                         max_length=x.max_length, quantize_4bit=x.quantize_4bit)
 
 
 def adapter_dir_for(settings: TrainSettings, profile: Union[str, Profile] = "offline") -> Path:

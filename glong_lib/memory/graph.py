@@ -42,9 +42,10 @@ from typing import Any, Iterable, Optional, Sequence, Union
 import networkx as nx
 import numpy as np
 
+from ..config import BUNDLED_MINILM
 from ..dates import edge_date
 from ..errors import DataError
-from ..models import load_encoder
+from ..models import encoder_name, load_encoder
 from ..schema import Conversation, MemoryEdge, Session, Triple
 from ..text import entity_label, may_merge, normalise_entity, normalise_relation
 from ..vectors import unit_vectors
@@ -83,6 +84,9 @@ class GraphMemory:
         if not 0.0 < float(merge_threshold) <= 1.0 + 1e-9:
             raise DataError(f"merge_threshold must be in (0, 1], got {merge_threshold}")
         self._encoder = encoder
+        # the encoder's reference (a profile's ``encoder``): saved with the memory, whose vectors
+        # only that encoder can search; None loads the offline MiniLM on first use
+        self.encoder_ref = encoder_name(encoder) if encoder is not None else BUNDLED_MINILM
         self.policy = policy
         self.merge_threshold = float(merge_threshold)
         self.single_valued = frozenset(normalise_relation(r) for r in single_valued)
@@ -103,12 +107,13 @@ class GraphMemory:
     def encoder(self):
         """The encoder in use (the offline MiniLM is loaded here on first use when none was given)."""
         if self._encoder is None:
-            self._encoder = load_encoder()
+            self._encoder = load_encoder(name=self.encoder_ref or BUNDLED_MINILM)
         return self._encoder
 
     @encoder.setter
     def encoder(self, value) -> None:
         self._encoder = value
+        self.encoder_ref = encoder_name(value)
 
     @property
     def dim(self) -> Optional[int]:
@@ -389,7 +394,7 @@ class GraphMemory:
         nodes = [{"name": n, **{k: self.graph.nodes[n][k] for k in ("label", "created_s", "first_session")}}
                  for n in self.entities]
         edges = [{"eid": e, **self.edge(e).to_dict()} for e in self._ends]
-        return {"policy": self.policy, "merge_threshold": self.merge_threshold,
+        return {"policy": self.policy, "merge_threshold": self.merge_threshold, "encoder": self.encoder_ref,
                 "single_valued": sorted(self.single_valued), "dimension": self.dim, "next_eid": self._next_eid,
                 "skipped": self.skipped, "nodes": nodes, "aliases": self.aliases, "merges": self.merges,
                 "superseded_by": {str(k): v for k, v in self.superseded_by.items()}, "edges": edges}
@@ -405,9 +410,17 @@ class GraphMemory:
         truncated, corrupt or inconsistent files raise :class:`DataError` with a one-line reason."""
         folder = Path(directory)
         state, index = read_memory(folder)
+        built_with, given = state.get("encoder"), encoder_name(encoder)
+        if built_with is not None and not isinstance(built_with, str):
+            raise DataError(f"memory metadata is malformed (encoder is {built_with!r})", path=folder)
+        if built_with and given and built_with != given:
+            raise DataError(f"this memory was built with the encoder {built_with}, whose vectors {given} "
+                            f"cannot search; use the profile that built it", path=folder)
         try:
             mem = cls(encoder=encoder, policy=state["policy"], merge_threshold=state["merge_threshold"],
                       single_valued=state["single_valued"])
+            if encoder is None:  # the encoder that built it (older memories record none: all were MiniLM)
+                mem.encoder_ref = built_with or BUNDLED_MINILM
             mem._restore(state, index)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             if isinstance(e, DataError):
