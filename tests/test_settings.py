@@ -29,11 +29,11 @@ def _sub(name):
 
 
 def _parse(command, *options):
-    argv = {"query": ["memdir", "text"], "eval-retrieval": ["--probes"]}[command]
+    argv = {"query": ["memdir", "text"], "eval-retrieval": ["--probes"], "eval-msc": []}[command]
     return _sub(command).parse_args([*argv, *options])
 
 
-@pytest.mark.parametrize("command", ["query", "eval-retrieval"])
+@pytest.mark.parametrize("command", ["query", "eval-retrieval", "eval-msc"])
 def test_every_retrieval_field_is_an_option_of_the_command(command):
     flags = {o for a in _sub(command)._actions for o in a.option_strings}
     skipped = {"k"} if command == "eval-retrieval" else set()  # K is the deepest --k cut-off there
@@ -49,6 +49,19 @@ def test_no_option_given_means_the_presets_own_values(preset):
 
     args = _parse("query", "--preset", preset)
     assert settings_from_args(args, retrieval_preset(args.preset)) == RETRIEVAL_PRESETS[preset]
+
+
+def test_eval_msc_agents_get_the_retrieval_options():
+    """067108f: eval-msc had no retrieval options, and its agents always got the paper's settings."""
+    from glong_lib.commands.evaluate import build_agents
+    from glong_lib.generation import MemoryEchoGenerator
+
+    args = _parse("eval-msc", "--preset", "recommended", "--hops", "2", "--methods", "glong", "dense-rag")
+    agents = build_agents(args, MemoryEchoGenerator(), None)
+    assert agents["G-Long"].settings == replace(RETRIEVAL_PRESETS["recommended"], hops=2)
+    assert agents["Dense RAG"].k == RETRIEVAL_PRESETS["recommended"].k
+    plain = build_agents(_parse("eval-msc", "--methods", "glong"), MemoryEchoGenerator(), None)
+    assert plain["G-Long"].settings == PROFILES["offline"].retrieval  # no option: the profile's
 
 
 def _bounds(f):
