@@ -93,6 +93,7 @@ SLOW_KEYS = {
 }
 
 
+@pytest.mark.slow  # each runs a benchmark script: seconds to a minute, some load SmolLM2's tokenizer
 @pytest.mark.parametrize("name", sorted(QUICK_KEYS))
 def test_quick_run_writes_its_keys(name, quick):
     assert QUICK_KEYS[name] <= set(quick(name))

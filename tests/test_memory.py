@@ -302,6 +302,7 @@ def test_build_command_from_gold_and_triples(sample_dir, tmp_path, capsys):
 
 # --------------------------------------------------------------------------- pictures
 
+@pytest.mark.slow  # draws with matplotlib (20-30 s on 2 busy cores)
 def test_drawings_render_and_mark_superseded_edges(c01, tmp_path):
     import matplotlib
 
@@ -393,6 +394,7 @@ def test_saved_figures_are_opaque_for_dark_themes(tmp_path):
     assert len(corner) == 3 or corner[3] == 1.0
 
 
+@pytest.mark.slow  # draws with matplotlib (20-30 s on 2 busy cores)
 def test_layout_is_the_same_under_any_string_hashing():
     """A seeded layout must not depend on set order (PYTHONHASHSEED changes it per process):
     the same memory is drawn on the same positions in every kernel."""
@@ -413,6 +415,7 @@ def test_layout_is_the_same_under_any_string_hashing():
     assert len(runs) == 1 and runs.pop().startswith("[(")
 
 
+@pytest.mark.slow  # draws with matplotlib (20-30 s on 2 busy cores)
 def test_stage_names_are_tied_to_their_nodes(c01):
     """After repel_labels no name overlaps another or covers another node's disc on the sample
     conversation (what notebook 03's notice prints), and each moved name has a leader line."""
