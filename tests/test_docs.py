@@ -96,14 +96,16 @@ def switch_problem(span: str) -> str | None:
         registered, i = options()[words[1]], 2
         while i < len(words):
             flag = words[i]
+            i += 1
+            if not flag.startswith("--"):
+                continue  # a positional argument (a placeholder such as FILE)
             if flag not in registered:
                 return f"{span}: glong {words[1]} has no option {flag}"
-            choices = getattr(registered[flag], "choices", None)
-            if i + 1 < len(words) and not words[i + 1].startswith("--"):
-                if choices is not None and words[i + 1] not in choices:
-                    return f"{span}: {words[i + 1]} is not a choice of {flag} ({', '.join(map(str, choices))})"
+            action = registered[flag]
+            if action.nargs != 0 and i < len(words) and not words[i].startswith("--"):
+                if action.choices is not None and words[i] not in action.choices:
+                    return f"{span}: {words[i]} is not a choice of {flag} ({', '.join(map(str, action.choices))})"
                 i += 1
-            i += 1
         return None
     m = re.fullmatch(r"([A-Z]\w+)\.(\w+)", span)
     if m:
@@ -114,6 +116,22 @@ def switch_problem(span: str) -> str | None:
             return f"{span}: {m.group(1)} has no field {m.group(2)}"
         return None
     return f"{span}: not a switch (write `glong CMD --option` or `SettingsClass.field`)"
+
+
+def parse_problem(span: str) -> str | None:
+    """Why ``glong``'s parser refuses a whole command line (placeholders such as FILE stand for values)."""
+    import contextlib
+    import io
+
+    from glong_lib.cli import build_parser
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            build_parser().parse_args(span.split()[1:])
+        except SystemExit:
+            return f"{span}: {err.getvalue().strip()}"
+    return None
 
 
 def switch_problems(rows: list[dict[str, str]]) -> list[str]:
@@ -199,6 +217,11 @@ def test_a_switch_that_does_not_exist_is_caught(span, wrong):
     assert wrong in switch_problem(span)
 
 
+def test_a_command_the_parser_refuses_is_caught():
+    assert "required" in parse_problem("glong eval-retrieval --k 1,3")
+    assert parse_problem("glong eval-retrieval --probes --k 1,3") is None
+
+
 def test_a_row_without_switch_or_reason_is_caught():
     row = {"#": "1", "Switch": "maybe later"}
     assert switch_problems([row]) == ["row 1: no switch named and no 'none ...' reason"]
@@ -269,7 +292,7 @@ def test_what_the_map_names_exists():
     for row in map_rows():
         for span in spans(row["How to run it here"]):
             if span.startswith("glong "):
-                problems.append(switch_problem(span))
+                problems += [switch_problem(span), parse_problem(span)]
             elif span.startswith("python -m benchmarks."):
                 module = span.split()[2].split(".", 1)[1]
                 problems.append(None if (ROOT / "benchmarks" / f"{module}.py").is_file() else f"no {span}")
