@@ -304,6 +304,17 @@ def test_a_folder_of_other_files_is_refused(tmp_path):
     assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
 
 
+def test_a_folder_holding_another_glong_artifact_is_refused(tmp_path):
+    from glong_lib.io import write_artifact_marker
+
+    (tmp_path / "adapter").mkdir()
+    (tmp_path / "adapter" / "adapter_config.json").write_text("{}")
+    write_artifact_marker(tmp_path / "adapter", "extractor")
+    with pytest.raises(DataError, match="holds another glong artifact"):
+        prepare(tmp_path / "adapter", locomo=write_locomo(tmp_path / "locomo10.json"))
+    assert sorted(p.name for p in (tmp_path / "adapter").iterdir()) == [".glong-artifact.json", "adapter_config.json"]
+
+
 def test_cli_prepare_then_real_data_env_finds_every_split(tmp_path, monkeypatch, capsys):
     samsum, dialogsum = write_summaries(tmp_path)
     write_msc(tmp_path / "dl")
