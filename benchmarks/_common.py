@@ -1,4 +1,5 @@
-"""What every benchmark shares: timing and percentiles, the fake encoder, the real-data folder, and
+"""What every benchmark shares: timing and percentiles, the fake encoder, the real-data folder and
+its named splits (``--split``: a benchmark asks for a split, never a file, and records which), and
 the two options every script takes (``--json PATH`` and ``--quick``).
 
 Run a benchmark from the repository root as a module, so that this harness imports without any
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from glong_lib.extraction.prompt import REAL_DATA_ENV
+from glong_lib.datasets import REAL_DATA_ENV, describe, split_file, split_names, split_path
 from glong_lib.io import atomic_write_json
 from glong_lib.memory import HashEncoder
 from glong_lib.retrieval import CachingEncoder
@@ -56,6 +57,18 @@ def real_data_dir(*parts: str) -> Optional[Path]:
     return path if path is not None and path.exists() else None
 
 
+def real_split(name: str) -> Optional[Path]:
+    """A file holding exactly the named split (``locomo-report``, ``msc-valid``; ``glong data splits``)
+    under ``$GLONG_REAL_DATA``, or None when the variable is unset or the folder lacks it."""
+    return split_path(name) if split_file(name) is not None else None
+
+
+def add_split_option(parser: argparse.ArgumentParser, prefix: str, default: str, what: str = "real data") -> None:
+    """``--split NAME``: which named split of the real data (``docs/data.md``) the numbers come from."""
+    parser.add_argument("--split", default=default, choices=split_names(prefix),
+                        help=f"{what}: the named split (default {default}; docs/data.md)")
+
+
 def bench_parser(doc: str) -> argparse.ArgumentParser:
     """An argument parser with the options every benchmark takes: ``--json PATH`` (write the
     results there) and ``--quick`` (the smallest size: seconds, no real data, no trained model
@@ -74,13 +87,15 @@ def write_results(path: Optional[Path], results: Any) -> None:
 
 
 def run_locomo_or_probes(args, locomo: Callable[[Any], Any], probes: Callable[[Any], Any]) -> int:
-    """The ``main`` of a LoCoMo benchmark: ``probes(args)`` with ``--quick`` or when LoCoMo is not
-    under ``$GLONG_REAL_DATA`` (saying so), else ``locomo(args)``; the results go to ``--json``."""
-    if args.quick or not real_data_dir("locomo", "locomo_dev.json"):
+    """The ``main`` of a LoCoMo benchmark: ``probes(args)`` with ``--quick`` or when ``args.split``
+    is not under ``$GLONG_REAL_DATA`` (saying so), else ``locomo(args)`` with the split recorded
+    beside its numbers (``"data"``); the results go to ``--json``."""
+    if args.quick or not real_split(args.split):
         if not args.quick:
-            print("LoCoMo: not found (GLONG_REAL_DATA); running on the shipped probes instead")
-        out = probes(args)
+            print(f"LoCoMo split '{args.split}': not found (GLONG_REAL_DATA); running on the shipped probes instead")
+        out = {"data": "the shipped probes", **probes(args)}
     else:
-        out = locomo(args)
+        print(f"LoCoMo split '{args.split}' ({', '.join(describe(args.split).get('samples', []))})")
+        out = {"data": describe(args.split), **locomo(args)}  # which split the numbers come from
     write_results(args.json, out)
     return 0

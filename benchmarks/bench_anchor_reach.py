@@ -29,8 +29,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks._common import bench_parser, real_data_dir, write_results
+from benchmarks._common import add_split_option, bench_parser, real_split, write_results
 from glong_lib.config import RECOMMENDED_RETRIEVAL
+from glong_lib.datasets import describe
 from glong_lib.evaluation.locomo import extracted_triples, locomo_units, with_unextracted
 from glong_lib.evaluation.retrieval import memory_before, primed_encoder, question_time
 from glong_lib.extraction import load_extractor
@@ -67,10 +68,11 @@ def main(argv=None) -> int:
     parser = bench_parser(__doc__)
     parser.add_argument("--adapters", type=Path, nargs="+", default=[], help="extractor adapter folders")
     parser.add_argument("--conversations", type=int, default=None)
+    add_split_option(parser, "locomo", "locomo-dev", "LoCoMo")
     args = parser.parse_args(argv)
-    path = real_data_dir("locomo", "locomo_dev.json")
+    path = real_split(args.split)
     skipped = ("--quick does no model work" if args.quick else
-               "set GLONG_REAL_DATA to the real data folder" if path is None else
+               f"set GLONG_REAL_DATA to a folder holding split '{args.split}'" if path is None else
                "give --adapters" if not args.adapters else None)
     if skipped:
         print(f"skipped: {skipped}")
@@ -82,7 +84,7 @@ def main(argv=None) -> int:
         results[adapter.name] = reach(path, adapter, encoder, args.conversations)
         print(f"{adapter.name}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                                                 for k, v in results[adapter.name].items()))
-    write_results(args.json, {"adapters": results})
+    write_results(args.json, {"data": describe(args.split), "adapters": results})
     return 0
 
 

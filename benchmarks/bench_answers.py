@@ -6,7 +6,7 @@ at most 16 tokens, first line) from the top 5 memories of each method, shown as 
 came from with its session's date: G-Long with the recommended settings, the same edges with no
 graph step (``flat``), dense retrieval over the raw turns, and no memory. Memory from LoCoMo's
 observation sentences with Eq. 3 weights, as ``bench_graph.py``; the questions are those of the
-**report split** (the last two development conversations; nothing was chosen on them). Scored with
+**report split** (``--split locomo-report``: conv-42, 43; nothing was chosen on them). Scored with
 LoCoMo's answer F1 (``evaluation.answers``), per category, each method minus no memory and minus
 ``flat``, paired bootstrap 95% intervals over conversations when there are at least 8, otherwise over
 questions (the report split has two conversations; ``AnswerEvaluation.unit`` says which).
@@ -25,14 +25,13 @@ import sys
 import time
 from typing import Optional
 
-from benchmarks._common import bench_parser, real_data_dir, run_locomo_or_probes
+from benchmarks._common import add_split_option, bench_parser, real_split, run_locomo_or_probes
 from glong_lib.config import RECOMMENDED_RETRIEVAL
 
 #: The methods compared, each a retrieval method with its settings, by display name.
 VARIANTS = {"G-Long (recommended)": ("glong", RECOMMENDED_RETRIEVAL), "flat": ("flat", RECOMMENDED_RETRIEVAL),
             "dense over turns": ("dense-turns", RECOMMENDED_RETRIEVAL)}
 #: The report split of ``bench_graph.py``: the development conversations after the first three.
-SELECTION_CONVERSATIONS = 3
 K = 5
 
 
@@ -69,9 +68,9 @@ def locomo(args) -> dict:
 
     seed_everything(42)
     start = time.perf_counter()
-    path = real_data_dir("locomo", "locomo_dev.json")
+    path = real_split(args.split)
     dialogues, units, questions, _ = locomo_units(path, "observations")
-    kept = [c.id for c in dialogues][SELECTION_CONVERSATIONS:]
+    kept = [c.id for c in dialogues]
     if args.conversations:
         kept = kept[: args.conversations]
     questions = [q for q in questions if q.conversation in kept]
@@ -82,7 +81,7 @@ def locomo(args) -> dict:
                                  scorer=load_scorer(args.profile))
     generator = make_generator(args.profile)
     result = answer_questions(retrievers, questions, dialogues, generator, k=K, units=units)
-    print(f"LoCoMo report split ({', '.join(kept)}): {len(questions)} questions, generator {generator.name}")
+    print(f"LoCoMo split {args.split} ({', '.join(kept)}): {len(questions)} questions, generator {generator.name}")
     return {"conversations": kept, "rows": result.rows, **report(result, time.perf_counter() - start)}
 
 
@@ -110,6 +109,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--conversations", type=int, default=None, help="only the first N report conversations")
     p.add_argument("--questions", type=int, default=None, help="only the first N questions")
     p.add_argument("--profile", default="offline")
+    add_split_option(p, "locomo", "locomo-report", "LoCoMo questions")
     return run_locomo_or_probes(p.parse_args(argv), locomo, probes)
 
 

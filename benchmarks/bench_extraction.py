@@ -31,7 +31,7 @@ import os
 import sys
 import time
 
-from benchmarks._common import bench_parser, real_data_dir, write_results
+from benchmarks._common import bench_parser, real_split, write_results
 from glong_lib import extraction as ex
 from glong_lib.config import get_profile
 from glong_lib.evaluation import extraction as EX
@@ -65,7 +65,7 @@ def throughput(extractor, utterances: list[str], batch_sizes: list[int], label: 
 def throughput_sets(profile, gold_turns, n: int, batch_sizes: list[int]) -> dict:
     """Throughput in float32 and bfloat16 on the shipped gold turns and (real data) LoCoMo turns."""
     sets = {"shipped gold turns": [t.text for t in gold_turns][:n]}
-    locomo = real_data_dir("locomo", "locomo_dev.json")
+    locomo = real_split("locomo-select")  # turns of its first conversation (conv-26)
     if locomo is not None:
         from glong_lib.loaders import load_locomo
 

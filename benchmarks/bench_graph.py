@@ -18,8 +18,8 @@ that ``flat`` misses (wins) and the reverse (losses): the graph "adds" only if w
 Edges carry Eq. 3 weights from the offline salience source (cached); ``G-Long, uniform`` repeats the
 recommended G-Long with uniform weights (the importance ablation). Every variant is scored on the
 same questions (categories 1-4); the variant to recommend is chosen on the **selection split**
-(the first three conversations) by Hit@5, then MRR@20; the **report split** (the other two) plays no
-part in the choice and gives the numbers to quote, each with a paired bootstrap interval over its
+(``locomo-select``: conv-26, 30, 41) by Hit@5, then MRR@20; the **report split** (``locomo-report``:
+conv-42, 43) plays no part in the choice and gives the numbers to quote, each with a paired bootstrap interval over its
 questions against ``flat`` and dense retrieval.
 
 Needs ``GLONG_REAL_DATA`` (LoCoMo) and the cached extractor; about 20-40 min per memory source on 2
@@ -37,8 +37,9 @@ import time
 from dataclasses import asdict, replace
 from typing import Optional
 
-from benchmarks._common import bench_parser, real_data_dir, run_locomo_or_probes
+from benchmarks._common import add_split_option, bench_parser, real_split, run_locomo_or_probes
 from glong_lib.config import RECOMMENDED_RETRIEVAL, RECOMMENDED_RETRIEVAL_TURNS, RetrievalSettings
+from glong_lib.datasets import LOCOMO_SPLITS
 
 #: A variant: a retrieval method and its G-Long settings.
 Variant = tuple[str, RetrievalSettings]
@@ -46,7 +47,6 @@ Variant = tuple[str, RetrievalSettings]
 #: The variants that use the graph (the candidates for the recommended default).
 GRAPH_VARIANTS = ("G-Long", "G-Long + named", "G-Long + bridges", "G-Long flat+graph", "G-Long flat+graph + named",
                   "G-Long flat+graph + bridges", "G-Long flat+graph + named + bridges")
-SELECTION_CONVERSATIONS = 3
 METRICS = ("Hit@1", "Hit@5", "MRR@20")
 
 
@@ -108,18 +108,21 @@ def table(result, title: str, references: tuple[str, ...]) -> dict:
     return {"questions": n, "rows": rows, "paired": diffs, "wins/losses against flat at 5": counts}
 
 
-def split(result, conversation_ids: list[str], selection: int = SELECTION_CONVERSATIONS):
-    return result.subset(conversation_ids[:selection]), result.subset(conversation_ids[selection:])
+def split(result, conversation_ids: list[str]):
+    """The selection and report parts of ``result``, by sample id (``datasets.LOCOMO_SPLITS``)."""
+    select = [c for c in conversation_ids if c in LOCOMO_SPLITS["select"]]
+    report = [c for c in conversation_ids if c in LOCOMO_SPLITS["report"]]
+    return result.subset(select), result.subset(report), select, report
 
 
 def run(result, conversation_ids: list[str], references: tuple[str, ...], label: str) -> dict:
     """Selection, choice, report for one memory source."""
-    sel, rep = split(result, conversation_ids)
-    out = {"selection": table(sel, f"{label}: selection split ({', '.join(conversation_ids[:3])})", references)}
+    sel, rep, select, report = split(result, conversation_ids)
+    out = {"selection": table(sel, f"{label}: selection split, locomo-select ({', '.join(select)})", references)}
     chosen = choose(sel)
     print(f"\n[{label}] chosen on the selection split: {chosen}")
     out["chosen"] = chosen
-    out["report"] = table(rep, f"{label}: report split ({', '.join(conversation_ids[3:])})", references)
+    out["report"] = table(rep, f"{label}: report split, locomo-report ({', '.join(report)})", references)
     return out
 
 
@@ -130,7 +133,7 @@ def locomo(args) -> dict:
     from glong_lib.models import load_encoder
     from glong_lib.salience import load_scorer
 
-    path = real_data_dir("locomo", "locomo_dev.json")
+    path = real_split(args.split)
     extractor, encoder, scorer = load_extractor(args.profile), load_encoder(args.profile), load_scorer(args.profile)
     out = {}
     for memory_from in args.memory_from:
@@ -180,6 +183,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--conversations", type=int, default=None, help="LoCoMo: the first N conversations")
     p.add_argument("--max-turns", type=int, default=None, help="LoCoMo: the first N turns of each")
     p.add_argument("--profile", default="offline")
+    add_split_option(p, "locomo-dev", "locomo-dev", "LoCoMo (selection and report, split by sample id)")
     return run_locomo_or_probes(p.parse_args(argv), locomo, probes)
 
 

@@ -46,10 +46,11 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from benchmarks._common import bench_parser, real_data_dir
+from benchmarks._common import add_split_option, bench_parser, real_split
 from glong_lib.agent import ALL_METHODS
 from glong_lib.cli import main as glong
 from glong_lib.config import RESPONDERS
+from glong_lib.datasets import describe
 
 #: The options this benchmark gives ``glong eval-msc`` (any option given on the command line wins):
 #: every method and both prompt variants, the paired comparisons, the first 2 user turns of each
@@ -63,13 +64,29 @@ QUICK = ["--conversations", "2", "--turns-per-session", "1", "--max-sessions", "
          "--triples", "gold", "--no-salience"]
 
 
+def msc_parser():
+    """The benchmark's own options: ``--json``, ``--quick`` and ``--split`` (the MSC split; the rest go
+    to ``glong eval-msc``)."""
+    parser = bench_parser(__doc__)
+    add_split_option(parser, "msc", "msc-valid", "MSC")
+    return parser
+
+
+def msc_split(name: str):
+    """The file of MSC split ``name`` under ``$GLONG_REAL_DATA``, saying which split it is, or None."""
+    path = real_split(name)
+    if path is not None:
+        print(f"MSC split '{name}': {path}")
+    return path
+
+
 def eval_msc_args(argv=None) -> list[str]:
     """The ``glong eval-msc`` arguments this benchmark runs: the preset, the real MSC (20
     conversations) when ``GLONG_REAL_DATA`` holds it, ``--quick``'s sizes, then the caller's own
     options; ``--json PATH`` becomes ``--out PATH`` (every reply and score, and the comparison)."""
-    ours, rest = bench_parser(__doc__).parse_known_args(argv)
+    ours, rest = msc_parser().parse_known_args(argv)
     args = ["eval-msc", *PRESET]
-    msc = real_data_dir("msc", "msc4_valid.jsonl")
+    msc = None if ours.quick else msc_split(ours.split)
     if ours.quick:
         args += QUICK
     elif msc is not None:
@@ -179,14 +196,14 @@ def candidates(argv) -> int:
 
     from benchmarks._common import write_results
 
-    parser = bench_parser(__doc__)
+    parser = msc_parser()
     parser.add_argument("--responders", nargs="+", default=list(CANDIDATES),
                         choices=CANDIDATES)
     parser.add_argument("--runs-dir", type=Path, default=None)
     ours, rest = parser.parse_known_args([a for a in argv if a != "--candidates"])
-    msc = real_data_dir("msc", "msc4_valid.jsonl")
+    msc = msc_split(ours.split)
     if msc is None:
-        print("--candidates needs the real MSC: set GLONG_REAL_DATA to the folder holding msc/msc4_valid.jsonl")
+        print(f"--candidates needs the real MSC: set GLONG_REAL_DATA to a folder holding split '{ours.split}'")
         return 2
     runs: dict = {}
     with tempfile.TemporaryDirectory() as scratch:
@@ -216,8 +233,8 @@ def candidates(argv) -> int:
     print(f"\n{candidate_title(runs[first_name]['settings'])}")
     for row in rows:
         print("\n".join(f"  {k}: {v}" for k, v in row.items()), end="\n\n")
-    write_results(ours.json, {"candidates": rows, "runs": {n: {k: v for k, v in d.items() if k != "records"}
-                                                          for n, d in runs.items()},
+    write_results(ours.json, {"data": describe(ours.split), "candidates": rows,
+                              "runs": {n: {k: v for k, v in d.items() if k != "records"} for n, d in runs.items()},
                               "records": {n: d["records"] for n, d in runs.items()}})
     return 0
 
@@ -243,13 +260,13 @@ def memory_ablation_table(argv) -> int:
     from glong_lib.generation import make_generator
     from glong_lib.loaders import load_conversations
 
-    parser = bench_parser(__doc__)
+    parser = msc_parser()
     parser.add_argument("--memory-ablation", type=int, required=True)
     parser.add_argument("--responders", nargs="+", default=list(CANDIDATES), choices=CANDIDATES)
     ours, _ = parser.parse_known_args(argv)
-    msc = real_data_dir("msc", "msc4_valid.jsonl")
+    msc = msc_split(ours.split)
     if msc is None:
-        print("--memory-ablation needs the real MSC: set GLONG_REAL_DATA to the folder holding msc/msc4_valid.jsonl")
+        print(f"--memory-ablation needs the real MSC: set GLONG_REAL_DATA to a folder holding split '{ours.split}'")
         return 2
     examples, specific = held_out_examples(msc, ours.memory_ablation)
     scored = sorted({e["conversation"] for e in examples})
@@ -267,7 +284,7 @@ def memory_ablation_table(argv) -> int:
         print(f"  {name:<11} {r['prompts']} prompts in {r['conversations']} conversations: with memory "
               f"{r['with memory']}, without {r['without memory']}, difference "
               f"{_interval(r['with memory - without'], r['ci low'], r['ci high'], 3)}")
-    write_results(ours.json, {"memory ablation": results})
+    write_results(ours.json, {"data": describe(ours.split), "memory ablation": results})
     return 0
 
 
@@ -276,8 +293,8 @@ def main(argv=None) -> int:
         argv = sys.argv[1:]
     if {"-h", "--help"} & set(argv):
         print(__doc__)
-        print("Options: --json PATH, --quick, --candidates, --memory-ablation N, and every option of "
-              "`glong eval-msc --help`.")
+        print("Options: --json PATH, --quick, --split {msc-valid,msc-test} (the real MSC split, default msc-valid), "
+              "--candidates, --memory-ablation N, and every option of `glong eval-msc --help`.")
         return 0
     if "--candidates" in argv:
         return candidates(argv)

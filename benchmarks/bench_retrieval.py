@@ -41,9 +41,18 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Optional
 
-from benchmarks._common import bench_parser, fake_encoder, percentiles, real_data_dir, time_calls, write_results
+from benchmarks._common import (
+    add_split_option,
+    bench_parser,
+    fake_encoder,
+    percentiles,
+    real_split,
+    time_calls,
+    write_results,
+)
 from benchmarks.bench_memory import BATCH, synthetic  # the same synthetic memories as the memory benchmark
 from glong_lib.config import PAPER_RETRIEVAL, RECOMMENDED_RETRIEVAL, RECOMMENDED_RETRIEVAL_TURNS, RetrievalSettings
+from glong_lib.datasets import describe
 from glong_lib.memory import GraphMemory
 from glong_lib.retrieval import PAPER_LAMBDA, AssociativeRetriever, PPRRetriever
 
@@ -209,11 +218,12 @@ def locomo(args) -> dict:
     from glong_lib.extraction import load_extractor
     from glong_lib.models import load_encoder
 
-    path = real_data_dir("locomo", "locomo_dev.json")
+    path = real_split(args.split)
     extractor = load_extractor(args.profile)
     baseline = load_extractor(args.profile, adapter=args.baseline_adapter) if args.baseline_adapter else None
     encoder = load_encoder(args.profile)
-    out = {"paper": asdict(PAPER), "recommended": asdict(RECOMMENDED),
+    print(f"LoCoMo split '{args.split}' ({', '.join(describe(args.split).get('samples', []))})")
+    out = {"data": describe(args.split), "paper": asdict(PAPER), "recommended": asdict(RECOMMENDED),
            "lambdas": {f"{lam:g}": half_life(lam) for lam in LAMBDAS}}
     print("recency half-lives:", out["lambdas"])
     for memory_from in args.memory_from:
@@ -246,6 +256,7 @@ def main(argv=None) -> int:
     p.add_argument("--conversations", type=int, default=None, help="LoCoMo: the first N conversations")
     p.add_argument("--max-turns", type=int, default=None, help="LoCoMo: the first N turns of each")
     p.add_argument("--profile", default="offline")
+    add_split_option(p, "locomo", "locomo-dev", "LoCoMo part")
     p.add_argument("--baseline-adapter", type=Path, default=None,
                    help="LoCoMo: also report the answer-word coverage of this adapter's triples (before/after)")
     p.add_argument("--skip-latency", action="store_true")
@@ -260,10 +271,10 @@ def main(argv=None) -> int:
         faiss.omp_set_num_threads(args.omp_threads)
     out: dict = {}
     if not args.skip_locomo:
-        if real_data_dir("locomo", "locomo_dev.json"):
+        if real_split(args.split):
             out["locomo"] = locomo(args)
         else:
-            print("LoCoMo: skipped (GLONG_REAL_DATA is not set or holds no locomo/locomo_dev.json)")
+            print(f"LoCoMo: skipped (GLONG_REAL_DATA is not set or holds no split '{args.split}')")
     if not args.skip_latency:
         print("\nQuery latency, paper settings (anchors 5, 1 hop, pool 5, K 3), fake 384-d encoder:")
         out["latency"] = latency(args.sizes, args.queries)

@@ -6,6 +6,7 @@ depends on generated replies, the gold reply enters the context), so it is cheap
 
     python -m benchmarks.bench_tokens                                   # the 8 samples (gold triples)
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_tokens --real --conversations 20 --no-triples
+    GLONG_REAL_DATA=prepared python -m benchmarks.bench_tokens --real --split msc-test --no-triples
     python -m benchmarks.bench_tokens --render                          # the README block, from the results
     python -m benchmarks.bench_tokens --write-readme                    # ... written between its markers
 
@@ -25,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks._common import bench_parser, real_data_dir, write_results
+from benchmarks._common import add_split_option, bench_parser, real_split, write_results
 from glong_lib.io import atomic_write_text
 from glong_lib.notebook_runner import REPO_ROOT as REPO
 
@@ -38,7 +39,8 @@ FIRST = 2
 
 def parse_args(argv=None):
     p = bench_parser(__doc__)
-    p.add_argument("--real", action="store_true", help="real MSC ($GLONG_REAL_DATA/msc/msc4_valid.jsonl)")
+    p.add_argument("--real", action="store_true", help="real MSC ($GLONG_REAL_DATA, the split --split names)")
+    add_split_option(p, "msc", "msc-valid", "with --real, the MSC split")
     p.add_argument("--conversations", type=int, default=None, help="conversations drawn with --seed (default all)")
     p.add_argument("--extractor-steps", type=int, default=80, help="training steps of the extractor (real data)")
     p.add_argument("--no-triples", action="store_true",
@@ -62,9 +64,10 @@ def measure(args) -> tuple[str, dict]:
 
     seed_everything(args.seed)
     if args.real:
-        path, name = real_data_dir("msc", "msc4_valid.jsonl"), "msc4_valid"
+        path = real_split(args.split)
         if path is None:
-            raise SystemExit("--real needs GLONG_REAL_DATA holding msc/msc4_valid.jsonl")
+            raise SystemExit(f"--real needs GLONG_REAL_DATA holding split '{args.split}'")
+        name = path.stem  # the entry the kept results file names (msc4_valid)
     else:
         path, name = REPO / "data" / "conversations", "samples"
     n = 2 if args.quick else args.conversations
@@ -79,7 +82,8 @@ def measure(args) -> tuple[str, dict]:
     result = run_msc_evaluation(agents, convs, turns_per_session=None)
     glong = [r for r in result.records if r["method"] == METHOD]
     memory_tokens = sum(len(local.tokenizer.encode("\n".join(r["memories"]))) for r in glong) / max(1, len(glong))
-    entry = {"data": path.name, "conversations": len(convs), "sessions scored": sorted({r["session"] for r in glong}),
+    entry = {"data": path.name, **({"split": args.split} if args.real else {}),
+             "conversations": len(convs), "sessions scored": sorted({r["session"] for r in glong}),
              "triples": ("none: G-Long's memory left empty, an upper bound on its saving" if args.no_triples
                          else mode if mode == "gold" else f"offline extractor, {args.extractor_steps} training steps"),
              "salience": "offline decoder-only source", "tokenizer": local.name,

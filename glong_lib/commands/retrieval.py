@@ -44,7 +44,9 @@ def register(sub) -> None:
 
     e = sub.add_parser("eval-retrieval", help="evidence Hit@k, Recall@k and MRR@20 of G-Long and the baselines")
     src = e.add_mutually_exclusive_group(required=True)
-    src.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json layout)")
+    src.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json layout), or a split name: "
+                                                 "locomo-select, locomo-report, locomo-dev, locomo-test "
+                                                 "(under $GLONG_REAL_DATA; docs/data.md)")
     src.add_argument("--longmemeval", type=Path, help="a LongMemEval JSON file (longmemeval_s.json layout; "
                                                       "the paper's settings; --conversations N: the first N questions)")
     src.add_argument("--probes", nargs="?", const=SHIPPED,
@@ -143,9 +145,25 @@ def _extractor_or_none(args):
 UNIFORM = ", uniform weights"
 
 
+def locomo_source(args) -> dict:
+    """Resolve ``--locomo`` given as a split name (``locomo-report``) to its file, in place; what the
+    results say about their data: the split (name, purpose, sample ids) or the file."""
+    from ..datasets import describe, split_names, split_path
+
+    if args.locomo is None:
+        return {}
+    name = str(args.locomo)
+    if not args.locomo.exists() and name in split_names("locomo"):
+        args.locomo = split_path(name)
+        return describe(name)
+    return {"file": str(args.locomo)}
+
+
 def run_eval(args) -> int:
     from ..evaluation.locomo import GRAPH_METHODS, evaluate_locomo
     from ..evaluation.retrieval import DEFAULT_METHODS, METHODS, evaluate_probes
+
+    data = locomo_source(args)  # a split name becomes its file before any work
 
     default = DEFAULT_METHODS + (("dense-turns", "bm25-turns") if args.memory_from == "observations" else ())
     named = args.methods if args.methods is not None else ",".join(default)
@@ -218,9 +236,12 @@ def run_eval(args) -> int:
                 differences.append({"method": m, "metric": metric, "weights on - uniform": round(c["mean_diff"], 3),
                                     "95% low": round(c["ci_low"], 3), "95% high": round(c["ci_high"], 3)})
     if args.json:
-        print_table({"metrics": result.table(), "excluded": result.excluded, "ks": list(result.ks),
+        print_table({**({"data": data} if data else {}), "metrics": result.table(), "excluded": result.excluded,
+                     "ks": list(result.ks),
                      **({"weights_difference": differences} if differences else {})}, as_json=True)
         return 0
+    if data.get("split"):
+        print(f"LoCoMo split {data['split']} ({', '.join(data.get('samples', []))}): {data['purpose']}")
     print_table(result.table())
     if differences:
         print("\nEq. 3 weights on - uniform weights (paired over the same questions, 95% bootstrap)")

@@ -24,13 +24,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..datasets import SPLITS
 from ..loaders import load_summary_pairs, summary_pair_conversation
 from ..schema import Conversation, SummaryPair, Triple, Turn
 from ..text import content_stems, content_stems_list, content_words
 from .metrics import auc, bootstrap_auc
 
-SUMMARY_FILES = {"dialogsum-dev": "dialogsum_dev.jsonl", "samsum-test": "samsum_test_819.json",
-                 "dialogsum-test": "dialogsum_test.jsonl"}
+#: Each corpus's file under the real-data folder: the named split of the same name (``datasets.SPLITS``).
+SUMMARY_FILES = {name: SPLITS[name].file for name in ("dialogsum-dev", "samsum-test", "dialogsum-test")}
 #: (corpus, block): block b of the seeded shuffle of a corpus's usable dialogues.
 SALIENCE_SPLITS = {"select": (("dialogsum-dev", 0), ("samsum-test", 0)),
                    "report": (("dialogsum-test", 0), ("samsum-test", 1))}
@@ -60,7 +61,7 @@ def salience_dialogues(folder: Path, split: str, n: int = 40, seed: int = 42, mi
         raise ValueError(f"unknown split '{split}' (choose from {', '.join(SALIENCE_SPLITS)})")
     out = []
     for corpus, block in SALIENCE_SPLITS[split]:
-        pairs = sorted(load_summary_pairs(Path(folder) / "summaries" / SUMMARY_FILES[corpus]), key=lambda p: p.id)
+        pairs = sorted(load_summary_pairs(Path(folder) / SUMMARY_FILES[corpus]), key=lambda p: p.id)
         usable = [(p, c) for p, c in ((p, summary_pair_conversation(p)) for p in pairs)
                   if min_turns <= len(c.turns()) <= max_turns]
         random.Random(seed).shuffle(usable)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
 from ..config import Profile, get_profile
+from ..datasets import REAL_DATA_ENV, split_file  # noqa: F401  (REAL_DATA_ENV: re-exported, read here before)
 from ..errors import DataError
 from ..io import PathLike, data_path
 from ..loaders import load_triple_pairs
@@ -75,16 +75,11 @@ def render_prompt(tokenizer, utterance: str) -> str:
 
 # --------------------------------------------------------------------------- data for training
 
-#: Where the real data sets live (``data/README``); read, never copied into the project.
-REAL_DATA_ENV = "GLONG_REAL_DATA"
-
-
 def personaext_path() -> Optional[Path]:
-    """PersonaExt's utterance -> triples file in the real-data folder (``$GLONG_REAL_DATA``), or None
-    when the variable is unset or the folder does not hold it."""
-    folder = os.environ.get(REAL_DATA_ENV)
-    path = Path(folder) / "personaext" / "personaext_pairs.jsonl" if folder else None
-    return path if path is not None and path.is_file() else None
+    """PersonaExt's utterance -> triples file in the real-data folder (``$GLONG_REAL_DATA``, split
+    ``personaext``; ``glong data prepare`` writes it), or None when the variable is unset or the
+    folder does not hold it."""
+    return split_file("personaext")
 
 
 def training_pairs_path(profile: Union[str, Profile] = "offline") -> Optional[Path]:
