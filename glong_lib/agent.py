@@ -33,15 +33,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence, Union
 
-from .config import AGENT_METHODS, ALL_AGENT_METHODS, PAPER_RETRIEVAL, Profile, RetrievalSettings, get_profile
+from .config import AGENT_METHODS, ALL_AGENT_METHODS, PAPER_RETRIEVAL, RetrievalSettings
 from .errors import DataError
-from .extraction import extract_conversation, load_extractor
 from .generation import build_prompt, clean_reply, fit_prompt, format_memory
 from .memory import GraphMemory
 from .models import load_encoder
+from .pipeline import TripleSource
 from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever
-from .salience import SCOPES, load_scorer, weigh_session
-from .schema import Conversation, MemoryEdge, Session, Triple, Turn
+from .schema import Conversation, MemoryEdge, Session, Turn
 from .text import turn_line
 
 
@@ -266,61 +265,6 @@ class SummaryMemoryAgent(DenseRAGAgent):
         # a summary is a unit to retrieve, written "Session N summary: ..." like a turn line
         self.turns.append(Turn(f"summary-{session.index}", f"Session {session.index} summary", text, time_s=end))
         self.retriever = self.build_retriever(self.turns)
-
-
-class TripleSource:
-    """Where G-Long's weighted triples come from, cached per (conversation, session) so several
-    G-Long agents (the ablations) share one extraction and one scoring pass.
-
-    ``mode="gold"`` takes the gold triples stored with each turn (the samples have them; fast and
-    offline); ``mode="model"`` runs the fine-tuned extractor (``extraction.extract_conversation``).
-    Either way the salience scorer (Eq. 1-3) weighs them when ``score`` is true; otherwise every
-    weight is 1 (then the importance term cannot reorder anything).
-
-    ``scope`` is Eq. 3's maximum: ``"session"`` (the paper: each session's own) or ``"dialogue"``
-    (the reference code: the largest raw score of every session of the conversation seen so far,
-    so a session that drew less attention keeps weights below 1). Sessions arrive in order; the
-    arithmetic is :func:`salience.weigh_session`, shared with :func:`salience.score_conversation`.
-    """
-
-    def __init__(self, mode: str = "gold", extractor=None, scorer=None, score: bool = True,
-                 profile: Union[str, Profile] = "offline", scope: str = "session"):
-        if mode not in ("gold", "model"):
-            raise DataError(f"unknown triple source '{mode}' (choose gold or model)")
-        self.mode, self.score, self.profile, self.scope = mode, score, get_profile(profile), scope
-        self._extractor, self._scorer = extractor, scorer
-        if scope not in SCOPES:
-            raise DataError(f"unknown scope '{scope}' (choose from {', '.join(SCOPES)})")
-        self._cache: dict[tuple[str, int], list[Triple]] = {}
-        self._dialogue_max: dict[str, float] = {}
-
-    @property
-    def extractor(self):
-        if self._extractor is None:
-            self._extractor = load_extractor(profile=self.profile)
-        return self._extractor
-
-    @property
-    def scorer(self):
-        if self._scorer is None:
-            self._scorer = load_scorer(profile=self.profile)
-        return self._scorer
-
-    def session_triples(self, conversation: Conversation, session: Session) -> list[Triple]:
-        key = (conversation.id, session.index)
-        if key not in self._cache:
-            if self.mode == "gold":
-                triples = [Triple(tr.subject, tr.relation, tr.object, speaker=t.speaker, turn_id=t.id,
-                                  session=session.index, source=t.text)
-                           for t in session.turns for tr in t.triples]
-            else:
-                triples = extract_conversation(conversation, self.extractor, sessions=[session.index])
-            if self.score and triples:
-                raw = self.scorer.score(triples, turns=session.turns).raw
-                triples, self._dialogue_max[conversation.id] = weigh_session(
-                    triples, raw, self.scope, seen=self._dialogue_max.get(conversation.id, 0.0))
-            self._cache[key] = triples
-        return self._cache[key]
 
 
 class GLongAgent(Agent):

@@ -63,21 +63,21 @@ def test_the_unit_evaluations_weigh_their_triples_and_both_is_paired(tmp_path, m
     """LongMemEval (and LoCoMo, through the same ``evaluate_on_units``) weigh the extracted triples
     with the scorer given; ``--weights both`` adds the graph methods' uniform run, renamed, with the
     paired difference printed."""
+    from glong_lib import pipeline as PL
     from glong_lib.cli import main
-    from glong_lib.evaluation import locomo as LC
     from glong_lib.evaluation.longmemeval import evaluate_longmemeval
     from tests.test_paper_data import StubExtractor, write_longmemeval
     from tests.test_retrieval import WordEncoder
 
     seen = []
-    real = LC.score_conversation
+    real = PL.score_conversation  # the one step (pipeline.weighted_triples) weighs through it
 
     def spy(triples, scorer, **kw):
         out = real(triples, scorer, **kw)
         seen.extend(t.weight for t in out)
         return out
 
-    monkeypatch.setattr(LC, "score_conversation", spy)
+    monkeypatch.setattr(PL, "score_conversation", spy)
     path = write_longmemeval(tmp_path / "lme.json")
     ev = evaluate_longmemeval(path, WordEncoder(), methods=["glong"], ks=(1, 3), extractor=StubExtractor(),
                               extractor_name="stub", progress=False, scorer=CountingScorer())

@@ -95,35 +95,30 @@ def _turn_fields(obj: dict, turn, session: int, path: Path, where: str) -> tuple
     return speaker, session, text
 
 
-def weigh(triples: list[Triple], conv: Conversation, profile, scope: str) -> list[Triple]:
-    """Eq. 1-3 weights from the profile's salience scorer, each session on its own."""
-    from ..salience import load_scorer, score_conversation  # heavy (torch): only when used
+def build_triples(conv: Conversation, args) -> list[Triple]:
+    """The triples ``glong build`` stores: gold (``--gold``) or the profile's extractor's, weighed by
+    Eq. 1-3 unless ``--no-salience`` (``pipeline.weighted_triples``, the step every memory takes)."""
+    from ..extraction import load_extractor  # heavy (torch): only when used
+    from ..pipeline import weighted_triples
+    from ..salience import load_scorer
 
-    return score_conversation(triples, load_scorer(profile), scope=scope, conversation=conv)
-
-
-def model_triples(conv: Conversation, profile, scope: str, salience: bool) -> list[Triple]:
-    """Extract (and, unless told not to, weight) the triples of ``conv`` with the profile's models."""
-    from ..extraction import extract_conversation, load_extractor  # heavy (torch): only when used
-
-    triples = extract_conversation(conv, load_extractor(profile))
-    return weigh(triples, conv, profile, scope) if salience else triples
+    profile = profile_from(args)
+    mode = "gold" if args.gold else "model"
+    if mode == "gold" and not any(t.triples for t in conv.turns()):
+        raise DataError("has no gold triples; drop --gold to extract them", path=args.input)
+    extractor = load_extractor(profile) if mode == "model" else None
+    scorer = None if args.no_salience else load_scorer(profile)
+    return weighted_triples(conv, mode, extractor, scorer, scope=args.scope)
 
 
 def run_build(args) -> int:
     check_target(args.out)  # before any model loads: a bad --out fails in a second
     conv = pick_conversation(Path(args.input), args.conversation)
     skipped = 0
-    if args.gold:
-        triples = [tr for t in conv.turns() for tr in t.triples]
-        if not triples:
-            raise DataError("has no gold triples; drop --gold to extract them", path=args.input)
-        if not args.no_salience:  # gold facts, weighed like extracted ones (Eq. 1-3)
-            triples = weigh(triples, conv, profile_from(args), args.scope)
-    elif args.triples is not None:
+    if args.triples is not None:
         triples, skipped = read_turn_triples(args.triples, conv)
     else:
-        triples = model_triples(conv, profile_from(args), args.scope, not args.no_salience)
+        triples = build_triples(conv, args)
     # the profile's encoder (loaded on first use); the saved memory records which one it was
     mem = build_memory(conv, triples, encoder=LazyEncoder(profile_from(args)), policy=args.policy)
     old = _old_size(args.out, args.force)

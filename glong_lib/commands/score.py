@@ -34,7 +34,7 @@ def read_rows(path: Path) -> list[dict]:
 
 def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
     """Copies of the rows with a ``weight`` on every triple, each conversation scored on its own."""
-    from ..salience import score_conversation
+    from ..pipeline import weighted_triples
 
     out = [dict(r, triples=[dict(t) for t in r["triples"]]) for r in rows]
     by_conv: dict[str, list[tuple[dict, Triple]]] = {}
@@ -51,7 +51,7 @@ def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
     for cid, items in by_conv.items():
         sessions = [Session(index, ts) for index, ts in turns.get(cid, {}).items()]
         conv = Conversation(cid, sorted({t.speaker for s in sessions for t in s.turns}), sessions) if sessions else None
-        weighted = score_conversation([tr for _, tr in items], scorer, scope=scope, conversation=conv)
+        weighted = weighted_triples(conv, scorer=scorer, scope=scope, triples=[tr for _, tr in items])
         for (t, _), w in zip(items, weighted):
             t["weight"] = round(float(w.weight), 4)
     return out

@@ -13,8 +13,7 @@ from ..errors import DataError
 from ..extraction import LOCOMO_EXTRACTION_BATCH, extracted_triples  # noqa: F401  (re-exported)
 from ..io import Checkpoint
 from ..loaders import dialogue_position, load_locomo, load_locomo_observations, source_turns
-from ..salience import score_conversation
-from ..salience.cache import cached_scorer
+from ..pipeline import conversation_triples, weighted_triples
 from ..schema import QA, Conversation, Triple
 from ..text import content_words
 from .retrieval import (
@@ -145,12 +144,12 @@ def unit_retrievers(dialogues: Sequence[Conversation], units: Sequence[Conversat
     needs_graph = any(method in GRAPH_METHODS for method, _ in variants.values())
     if extractor is None and needs_graph:
         raise DataError("graph methods need an extractor (this data has no gold triples)")
-    triples = {c.id: extracted_triples(c, extractor, extractor_name) for c in units} if needs_graph else {}
+    triples = {c.id: conversation_triples(c, "model", extractor, cache=True, extractor_name=extractor_name)
+               for c in units} if needs_graph else {}
     if keep_unextracted:
         triples = {c.id: with_unextracted(c, triples[c.id]) for c in units if c.id in triples}
-    if scorer is not None and triples:
-        cached = cached_scorer(scorer)
-        triples = {c.id: score_conversation(triples[c.id], cached, conversation=c) for c in units if c.id in triples}
+    triples = {c.id: weighted_triples(c, scorer=scorer, cache=True, triples=triples[c.id])
+               for c in units if c.id in triples}
     encoder = primed_encoder(encoder, inside, list(units) + list(dialogues), [t for ts in triples.values() for t in ts])
 
     def memory_for(conv, session):

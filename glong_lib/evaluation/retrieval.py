@@ -13,6 +13,7 @@ from ..errors import DataError
 from ..io import Checkpoint
 from ..loaders import source_turns
 from ..memory import build_memory
+from ..pipeline import weighted_triples
 from ..retrieval import (
     AssociativeRetriever,
     BM25TurnRetriever,
@@ -21,7 +22,6 @@ from ..retrieval import (
     FlatEdgeRetriever,
     PPRRetriever,
 )
-from ..salience import score_conversation
 from ..salience.cache import cached_scorer
 from ..schema import QA, Conversation, Triple, Turn
 from ..text import normalise_entity, normalise_relation, turn_line
@@ -380,9 +380,7 @@ def probe_retrievers(probes: Sequence[QA], conversations: Sequence[Conversation]
     encoder = primed_encoder(encoder, probes, conversations, [t for c in conversations for t in gold_triples(c)])
 
     def memory_for(conv, session):
-        triples = gold_triples(conv, session)
-        if scorer is not None:
-            triples = score_conversation(triples, scorer, conversation=conv)
+        triples = weighted_triples(conv, scorer=scorer, cache=True, triples=gold_triples(conv, session))
         return memory_before(conv, session, encoder, triples)
 
     if variants is None:
