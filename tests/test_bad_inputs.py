@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -287,6 +288,13 @@ CASES = [
     ("notebooks --smoke --only 00 --out {d}/a_file", "not a folder"),                               # G16
     ("notebooks --smoke --only", "expected at least one argument"),                                 # G19
     ("query {mem} hello --now -1e12", "--option=VALUE"),                                            # G04
+    # --- the reliability sweep, round 3
+    ("memory {d}/mem_v99", "written by memory format 99; this glong reads up to format 2: upgrade glong_lib"),  # D09
+    ("build {conv} --out {d}/mem_v99 --gold --no-salience", r"format 99; this glong reads up to format 2(?!.*--force)"),
+    ("build {conv} --out {d}/mem_v99 --gold --no-salience --force", r"format 99;(?!.*--force)"),
+    ("query {mem} hello --wait -1", "outside"),
+    ("query {mem} hello --wait nan", "not a finite number"),
+    ("memory {mem} --wait x", "not a number"),
     # --- the command itself
     ("", "required: COMMAND|the following arguments are required"),
     ("fly", "invalid choice"),
@@ -320,6 +328,9 @@ def work(tmp_path_factory):
     mem.add_triples([Triple("a", "r", "b"), Triple("b", "r", "c"), Triple("c", "r", "d"), Triple("e", "r", "b")],
                     10.0, session=1)
     mem.save(d / "mem")
+    shutil.copytree(d / "mem", d / "mem_v99")  # a memory written by a newer glong (not damaged)
+    manifest = json.loads((d / "mem_v99" / "manifest.json").read_text())
+    (d / "mem_v99" / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
     return d
 
 

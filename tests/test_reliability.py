@@ -282,3 +282,126 @@ def test_an_adapter_that_finds_nothing_in_the_canary_is_refused(tmp_path):
     assert working.asked == [[CANARY]]
     with pytest.raises(DataError, match=f"finds no triple .*delete {tmp_path}$"):
         check_canary(Silent([]))
+
+
+# --------------------------------------------------------------------------- the memory's lock (sweep round 3)
+
+def _memory(folder: Path, n_edges: int) -> Path:
+    from glong_lib.memory import GraphMemory, HashEncoder
+
+    mem = GraphMemory(encoder=HashEncoder(32))
+    mem.add_triples([Triple(f"s{i}", "likes", f"o{i}") for i in range(n_edges)], 10.0, session=1)
+    mem.save(folder)
+    return folder
+
+
+def _edges(folder: Path) -> int:
+    from glong_lib.memory import GraphMemory, HashEncoder
+
+    return GraphMemory.load(folder, encoder=HashEncoder(32)).stats()["edges"]
+
+
+def test_query_save_access_never_reverts_a_concurrent_save(tmp_path, monkeypatch, capsys):
+    """Sweep R01 (lost update): `query --save-access` loaded the memory, a `build` saved a new one,
+    then the query saved the old one back (both exit 0). The ordering is forced, not timed: the
+    writer runs exactly between the query's load and its save, from another thread (its own open
+    of the lock file, as another process would have), and waits 0 s for the lock (config.LOCK_WAIT_S).
+    It must either land in the folder or fail naming the lock; it never silently disappears."""
+    import threading
+
+    from glong_lib import config
+    from glong_lib.cli import main
+    from glong_lib.memory import GraphMemory, HashEncoder, graph
+    from glong_lib.retrieval import AssociativeRetriever
+
+    folder = _memory(tmp_path / "m", 4)
+    newer = GraphMemory(encoder=HashEncoder(32))
+    newer.add_triples([Triple(f"n{i}", "likes", f"o{i}") for i in range(7)], 20.0, session=1)
+    monkeypatch.setattr(graph, "load_encoder", lambda *a, **k: HashEncoder(32))
+    monkeypatch.setattr(config, "LOCK_WAIT_S", 0, raising=False)
+    real_retrieve, outcome = AssociativeRetriever.retrieve, {}
+
+    def writer():
+        try:
+            newer.save(folder)
+            outcome["saved"] = True
+        except Exception as e:  # noqa: BLE001 - recorded, judged below
+            outcome["error"] = str(e)
+
+    def retrieve(self, *args, **kwargs):
+        thread = threading.Thread(target=writer)
+        thread.start()
+        thread.join()
+        return real_retrieve(self, *args, **kwargs)
+
+    monkeypatch.setattr(AssociativeRetriever, "retrieve", retrieve)
+    assert main(["query", str(folder), "s1", "--save-access", "--json"]) == 0
+    capsys.readouterr()
+    if outcome.get("saved"):
+        assert _edges(folder) == 7, "the query saved the memory it had loaded over the newer one"
+    else:
+        assert ".glong.lock" in outcome["error"] and "still locked by" in outcome["error"], outcome
+        assert _edges(folder) == 4
+        newer.save(folder)  # once the query is done, the writer gets the folder
+        assert _edges(folder) == 7
+
+
+def _stopped_lock_holder(lock: Path):
+    """A child process that takes ``lock`` exclusively (writing its pid, as glong does), then is
+    stopped with SIGSTOP: it never lets go on its own."""
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); "
+            "os.write(fd, b'%d' % os.getpid()); print('held', flush=True); sys.stdin.read()")
+    child = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    assert child.stdout.readline().strip() == "held"
+    child.send_signal(signal.SIGSTOP)
+    return child
+
+
+@pytest.mark.parametrize("command", ["build", "query", "query-save", "memory"])
+def test_a_memory_locked_by_a_stopped_process_is_one_line_within_wait(tmp_path, monkeypatch, capsys, command):
+    """Sweep R02/round 3 (hang): a stopped process holding the memory's lock made `glong build`,
+    `query` and `memory` wait with no word and no end. With --wait 0.5 each ends in well under the
+    harness's 30 s, with one line naming the lock file and the holder's pid, exit 2, nothing changed."""
+    import time
+
+    from glong_lib.cli import main
+    from glong_lib.memory import HashEncoder, graph
+
+    conv = str(Path(__file__).parent.parent / "data" / "conversations" / "c01.json")
+    folder = _memory(tmp_path / "m", 4)
+    monkeypatch.setattr(graph, "load_encoder", lambda *a, **k: HashEncoder(32))
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != ".glong.lock"}
+    child = _stopped_lock_holder(folder / ".glong.lock")
+    try:
+        argv = {"build": ["build", conv, "--gold", "--no-salience", "--out", str(folder)],
+                "query": ["query", str(folder), "s1"], "query-save": ["query", str(folder), "s1", "--save-access"],
+                "memory": ["memory", str(folder)]}[command]
+        start = time.monotonic()
+        code = main(argv + ["--wait", "0.5"])
+        took = time.monotonic() - start
+    finally:
+        child.kill()
+        child.wait()
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1, err
+    assert f"{folder / '.glong.lock'}: still locked by pid {child.pid}" in err[0] and "--wait" in err[0], err
+    assert took < 10, took
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name != ".glong.lock"} == before
+
+
+def test_a_save_never_deletes_the_users_files_named_like_version_one_memories(tmp_path):
+    """Sweep P06 (data loss): files called memory.json / entities.faiss in a memory folder were
+    deleted by the next save. Only a version-1 memory the save upgrades is removed
+    (test_persistence.test_version_one_memories_still_load)."""
+    folder = _memory(tmp_path / "m", 4)
+    (folder / "memory.json").write_text("{}")
+    (folder / "entities.faiss").write_bytes(b"the user's own index")
+    _memory(folder, 5)
+    assert (folder / "memory.json").read_text() == "{}"
+    assert (folder / "entities.faiss").read_bytes() == b"the user's own index"
+    assert _edges(folder) == 5
