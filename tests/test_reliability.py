@@ -6,6 +6,7 @@ cell in one line. The command-line cases are rows of ``test_bad_inputs.py``."""
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 
@@ -405,3 +406,148 @@ def test_a_save_never_deletes_the_users_files_named_like_version_one_memories(tm
     assert (folder / "memory.json").read_text() == "{}"
     assert (folder / "entities.faiss").read_bytes() == b"the user's own index"
     assert _edges(folder) == 5
+
+
+# --------------------------------------------------------------------------- outputs checked before the work
+
+def _one_line(capsys) -> str:
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "Traceback" not in err[0], err
+    return err[0]
+
+
+def _never(what: str):
+    def fail(*_, **__):
+        raise AssertionError(f"{what} started before the output was checked")
+    return fail
+
+
+def test_an_out_that_is_the_input_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    """Sweep P05 (data loss): `glong extract X --out X` replaced the conversation with its triples;
+    `score` the same. Refused by any name for the same file, before a model loads."""
+    import glong_lib.extraction
+    import glong_lib.salience
+    from glong_lib.cli import main
+
+    conv = tmp_path / "conv.json"
+    conv.write_bytes((Path(__file__).parent.parent / "data" / "conversations" / "c01.json").read_bytes())
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"conversation": "c01", "session": 1, "turn_id": "S1:1", "speaker": "Maya",
+                                "text": "I adopted a cat.", "triples": [{"subject": "maya", "relation": "adopt",
+                                                                         "object": "cat"}]}) + "\n")
+    monkeypatch.setattr(glong_lib.extraction, "load_extractor", _never("extraction"))
+    monkeypatch.setattr(glong_lib.salience, "load_scorer", _never("scoring"))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for argv in (["extract", str(conv), "--out", str(tmp_path / "." / "conv.json")],
+                 ["score", str(rows), "--out", str(rows)]):
+        assert main(argv) == 2
+        assert "is also the command's input" in _one_line(capsys)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder no file can be created in, even by root (``chattr +i``); skipped where neither
+    permissions (root ignores them) nor the immutable flag can make one."""
+    import subprocess
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    immutable = False
+    if os.geteuid() == 0:
+        immutable = subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+        if not immutable:
+            pytest.skip("root, and chattr +i is not available here")
+    else:
+        folder.chmod(0o555)
+    yield folder
+    if immutable:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    folder.chmod(0o755)
+
+
+def test_an_output_folder_that_cannot_be_written_is_found_before_the_work(read_only_folder, monkeypatch, capsys):
+    """Sweep P10/P11: train-extractor trained, then a PermissionError traceback; eval-msc ran, then
+    'cannot write here' and the results were discarded. Both now stop before the work."""
+    import glong_lib.extraction
+    import glong_lib.models
+    from glong_lib.cli import main
+
+    monkeypatch.setattr(glong_lib.extraction, "train_extractor", _never("training"))
+    monkeypatch.setattr(glong_lib.models, "seed_everything", _never("the evaluation"))
+    for argv in (["train-extractor", "--max-steps", "1", "--out", str(read_only_folder / "adapter")],
+                 ["eval-msc", "--generator", "echo", "--conversations", "1", "--no-salience",
+                  "--out", str(read_only_folder / "out.json")]):
+        assert main(argv) == 2
+        assert f"{read_only_folder}" in (line := _one_line(capsys)) and "cannot write here" in line, line
+    assert list(read_only_folder.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- adapter markers (sweep P08)
+
+def _with_alarm(seconds: int, call):
+    """``call()``, failing instead of hanging (a FIFO opened for reading blocks until a writer comes)."""
+    import signal
+
+    def timeout(*_):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, timeout)
+    signal.alarm(seconds)
+    try:
+        return call()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("plant", ["absolute path", "parent path", "fifo", "symlink", "folder"])
+def test_a_crafted_adapter_marker_never_opens_what_it_names(tmp_path, plant):
+    """Sweep P08 (security): verify_artifact joined any name from .glong-artifact.json, so a
+    downloaded adapter could make glong open /dev/zero (spins) or a FIFO (blocks forever). Only
+    regular files beside the marker, by plain name, are read."""
+    folder = _artifact(tmp_path / "adapter", {"adapter_model.safetensors": "weights"})
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the adapter")
+    marker = json.loads((folder / ARTIFACT_MARKER).read_text())
+    name = {"absolute path": str(secret), "parent path": "../secret.txt", "fifo": "pipe", "symlink": "link",
+            "folder": "sub"}[plant]
+    if plant == "fifo":
+        os.mkfifo(folder / "pipe")
+    elif plant == "symlink":
+        (folder / "link").symlink_to(secret)
+    elif plant == "folder":
+        (folder / "sub").mkdir()
+    marker["sha256"][name] = "0" * 64
+    (folder / ARTIFACT_MARKER).write_text(json.dumps(marker))
+    with pytest.raises(DataError) as info:
+        _with_alarm(10, lambda: verify_artifact(folder, "adapter"))
+    assert "not a regular file beside it" in str(info.value), str(info.value)
+    assert str(folder) in str(info.value)
+
+
+def test_a_huge_adapter_marker_is_not_read(tmp_path):
+    folder = _artifact(tmp_path / "adapter", {"adapter_model.safetensors": "weights"})
+    (folder / ARTIFACT_MARKER).write_text(json.dumps({"kind": "x", "sha256": {}, "pad": "x" * (2 << 20)}))
+    with pytest.raises(DataError, match="is damaged"):
+        verify_artifact(folder, "adapter")
+
+
+@pytest.mark.parametrize("where", ["last line", "middle line", "first line"])
+def test_a_checkpoint_with_a_5000_digit_number_is_one_line(tmp_path, where):
+    """Sweep N03: `--resume` from a checkpoint holding a 5,000-digit number crashed with Python's
+    'Exceeds the limit (4300 digits)' ValueError traceback."""
+    from glong_lib.checkpoints import Checkpoint
+
+    path = tmp_path / "ck.jsonl"
+    Checkpoint(path, {"k": 5}).add("q1", [1])
+    big = "7" * 5000
+    lines = path.read_text().splitlines()
+    if where == "first line":
+        lines[0] = '{"checkpoint": {"k": ' + big + "}}"
+    else:
+        lines.insert(1, '{"key": "q0", "value": [' + big + "]}")
+        lines = lines if where == "middle line" else lines[:2]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match="corrupt checkpoint|not a glong checkpoint"):
+        Checkpoint(path, {"k": 5}, resume=True)

@@ -14,9 +14,9 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Optional
 
+from ..checkpoints import Checkpoint
 from ..config import LOCK_WAIT_S, PROFILES, RETRIEVAL_PRESETS, Profile, RetrievalSettings, get_profile
 from ..errors import DataError
-from ..io import Checkpoint
 
 
 def add_profile_option(parser, smoke: bool = False, salience: bool = False) -> None:
@@ -149,7 +149,7 @@ def split_list(text: str, what: str, kind=str, positive: bool = False) -> list:
 
 
 def checkpoint_from(args, ignore: tuple[str, ...] = (), value_kind: type = list):
-    """The ``io.Checkpoint`` that ``--checkpoint FILE [--resume]`` asks for (None without it). Its
+    """The ``checkpoints.Checkpoint`` that ``--checkpoint FILE [--resume]`` asks for (None without it). Its
     settings are every option that changes the results and the content hash of every input file or
     folder an option names, so a resumed run cannot mix two runs (nor two versions of one file).
     ``value_kind`` is what each finished unit holds (a damaged line is refused, not used)."""
