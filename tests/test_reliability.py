@@ -551,3 +551,105 @@ def test_a_checkpoint_with_a_5000_digit_number_is_one_line(tmp_path, where):
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match="corrupt checkpoint|not a glong checkpoint"):
         Checkpoint(path, {"k": 5}, resume=True)
+
+
+# --------------------------------------------------------------------------- cold-cache conversion (P02-P04)
+
+class _FakeModel:
+    """Stands in for transformers' classes in the SmolLM2 conversion: what it saves is one small
+    config.json (or, with ``fail``, an OSError such as a full disk)."""
+
+    fail = None
+    config = type("C", (), {"to_dict": staticmethod(lambda: {"model_type": "llama"})})()
+    generation_config = None
+
+    @classmethod
+    def from_pretrained(cls, *_, **__):
+        return cls()
+
+    from_config = from_pretrained
+
+    @staticmethod
+    def for_model(**_):
+        return None
+
+    def state_dict(self):
+        return {}
+
+    def load_state_dict(self, _):
+        pass
+
+    def save_pretrained(self, folder):
+        if _FakeModel.fail:
+            raise _FakeModel.fail
+        Path(folder, "config.json").write_text('{"converted": true}')
+
+
+@pytest.fixture
+def fake_conversion(tmp_path, monkeypatch):
+    import transformers
+
+    from glong_lib import models
+
+    for name in ("AutoConfig", "AutoModelForCausalLM", "AutoTokenizer"):
+        monkeypatch.setattr(transformers, name, _FakeModel)
+    monkeypatch.setattr(models, "smollm2_gguf_path", lambda: tmp_path / "bundled" / "smollm2.gguf")
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(_FakeModel, "fail", None)
+    (tmp_path / "cache" / "models").mkdir(parents=True)
+    return tmp_path / "cache" / "models"
+
+
+def test_cache_conversion_never_writes_through_a_planted_symlink(tmp_path, fake_conversion):
+    """Sweep P03 (security): a link at the fixed temporary name SmolLM2-135M-Instruct.tmp made the
+    conversion write the model into the folder it pointed to (overwriting its config.json)."""
+    from glong_lib.models import smollm2_dir
+
+    mine = tmp_path / "mydir"
+    mine.mkdir()
+    (mine / "config.json").write_text("the user's")
+    (fake_conversion / "SmolLM2-135M-Instruct.tmp").symlink_to(mine)
+    target = smollm2_dir()
+    assert (mine / "config.json").read_text() == "the user's" and sorted(p.name for p in mine.iterdir()) == [
+        "config.json"]
+    assert json.loads((target / "config.json").read_text()) == {"converted": True} and not target.is_symlink()
+
+
+def test_cache_conversion_on_a_full_disk_is_one_line_and_leaves_nothing(fake_conversion):
+    """Sweep P02: ENOSPC gave a traceback and left a half-written .tmp folder."""
+    from glong_lib.models import smollm2_dir
+
+    _FakeModel.fail = OSError(28, "No space left on device")
+    with pytest.raises(DataError, match="cannot build the converted SmolLM2 in the cache .*No space left"):
+        smollm2_dir()
+    assert [p.name for p in fake_conversion.iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_a_conversion_another_process_is_doing_is_waited_for_not_repeated(fake_conversion, monkeypatch):
+    """Sweep P04: two cold-cache commands at once converted into one temporary folder (a
+    SafetensorError traceback, a 538 MB stray file in the published model). Now the second waits
+    for the first's lock (here: gives up at once, naming its pid) and never converts beside it;
+    once the first has published, the second uses its model."""
+    import subprocess
+    import sys
+
+    from glong_lib import config
+    from glong_lib.models import smollm2_dir
+
+    lock = fake_conversion / ".SmolLM2-135M-Instruct.lock"
+    code = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); "
+            "os.write(fd, b'%d' % os.getpid()); print('held', flush=True); sys.stdin.read()")
+    first = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert first.stdout.readline().strip() == "held"
+        monkeypatch.setattr(config, "CACHE_LOCK_WAIT_S", 0, raising=False)
+        with pytest.raises(DataError, match=f"still locked by pid {first.pid}"):
+            smollm2_dir()
+        assert [p.name for p in fake_conversion.iterdir()] == [lock.name]  # nothing converted beside it
+        (fake_conversion / "SmolLM2-135M-Instruct").mkdir()
+        (fake_conversion / "SmolLM2-135M-Instruct" / "config.json").write_text('{"first": true}')
+    finally:
+        first.communicate("")
+    _FakeModel.fail = AssertionError("converted a second time")
+    assert json.loads((smollm2_dir() / "config.json").read_text()) == {"first": True}
