@@ -653,3 +653,31 @@ def test_a_conversion_another_process_is_doing_is_waited_for_not_repeated(fake_c
         first.communicate("")
     _FakeModel.fail = AssertionError("converted a second time")
     assert json.loads((smollm2_dir() / "config.json").read_text()) == {"first": True}
+
+
+# --------------------------------------------------------------------------- the cached responder adapter (Q04, Q05)
+
+@pytest.mark.parametrize("damage", ["same size", "truncated"])
+def test_a_damaged_responder_adapter_is_one_line(tmp_path, monkeypatch, damage):
+    """Sweep Q05/Q04: generation.local loaded the responder adapter with no check: same-size damage
+    was used silently, a truncated file was a SafetensorError traceback. Now it is verified like the
+    extractor's adapter (before the base model loads) and loaded inside models.loading()."""
+    import peft
+
+    from glong_lib.generation import local
+
+    folder = _artifact(tmp_path / "responder", {"adapter_config.json": "{}", "adapter_model.safetensors": "w" * 64})
+    loads = []
+    monkeypatch.setattr(local, "load_causal_lm", lambda *a, **k: loads.append(a) or (None, object()))
+    if damage == "same size":
+        (folder / "adapter_model.safetensors").write_text("X" * 64)
+    else:
+        (folder / ARTIFACT_MARKER).unlink()  # an unmarked adapter: only the loader can find the damage
+
+        def unreadable(*_, **__):
+            raise ValueError("Error while deserializing header: MetadataIncompleteBuffer")
+        monkeypatch.setattr(peft.PeftModel, "from_pretrained", unreadable)
+    generator = local.LocalChatGenerator(adapter=str(folder))
+    with pytest.raises(DataError, match=f"cached responder adapter is damaged .*delete {folder}"):
+        generator.tokenizer
+    assert loads == [] or damage == "truncated"  # a marked adapter is checked before the base model loads
