@@ -43,8 +43,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"glong {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"glong {args.command}: interrupted", file=sys.stderr)
+        print(f"glong {args.command}: interrupted{resume_hint(args)}", file=sys.stderr)
         return 130
+
+
+def resume_hint(args) -> str:
+    """What an interrupted run left and how to go on, for its one line: a checkpoint keeps the
+    finished units (the same command with --resume continues); outputs are written whole at the
+    end, so ``--out`` is as it was before the run.
+
+    >>> resume_hint(argparse.Namespace(checkpoint="ck.jsonl", out="r.json"))
+    '; the finished part is kept in ck.jsonl: run the same command with --resume to go on'
+    >>> resume_hint(argparse.Namespace(out="m"))
+    '; m is as it was before (outputs are written whole, at the end): run the command again'
+    """
+    if getattr(args, "command", None) == "notebooks":
+        return "; the notebook that was running was not kept (finished ones were): go on with --only NN"
+    if getattr(args, "checkpoint", None):
+        return f"; the finished part is kept in {args.checkpoint}: run the same command with --resume to go on"
+    if getattr(args, "out", None) is not None:
+        return f"; {args.out} is as it was before (outputs are written whole, at the end): run the command again"
+    return ""
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -681,3 +681,71 @@ def test_a_damaged_responder_adapter_is_one_line(tmp_path, monkeypatch, damage):
     with pytest.raises(DataError, match=f"cached responder adapter is damaged .*delete {folder}"):
         generator.tokenizer
     assert loads == [] or damage == "truncated"  # a marked adapter is checked before the base model loads
+
+
+# --------------------------------------------------------------------------- interrupting (Ctrl-C)
+
+def test_ctrl_c_on_glong_notebooks_is_one_line_and_keeps_the_earlier_output(tmp_path):
+    """Sweep S05: Ctrl-C on `glong notebooks` printed the kernel's 20-line traceback under the one
+    line; papermill had also half-rewritten the executed notebook (with --inplace: a committed one).
+    The kernel's stderr now goes to kernels.log, and a notebook is renamed into place only when its
+    run ends. The signal is sent once the cell is running (it says so in a file)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import nbformat
+
+    books, out, started = tmp_path / "books", tmp_path / "out", tmp_path / "started"
+    books.mkdir()
+    out.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"open({str(started)!r}, 'w').close()\nimport time\ntime.sleep(300)")]
+    nbformat.write(nb, str(books / "00_sleep.ipynb"))
+    (out / "00_sleep.ipynb").write_text("the previous run's notebook")
+    code = ("import functools, sys; from pathlib import Path; from glong_lib import notebook_runner; "
+            "import glong_lib.commands.notebooks as command; from glong_lib.cli import main; "
+            "command.run_notebooks = functools.partial(notebook_runner.run_notebooks, folder=Path(sys.argv[1])); "
+            "sys.exit(main(['notebooks', '--out', sys.argv[2]]))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent.parent),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen([sys.executable, "-c", code, str(books), str(out)], stderr=subprocess.PIPE, text=True,
+                             env=env, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 180
+        while not started.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)  # waiting for the kernel to run the cell, not timing the test
+        assert started.exists(), "the notebook never started"
+        os.killpg(child.pid, signal.SIGINT)  # what the terminal sends to the foreground process group
+        _, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert child.returncode == 130 and len(lines) == 1, err[-2000:]
+    assert lines[0].startswith("glong notebooks: interrupted"), lines
+    assert (out / "00_sleep.ipynb").read_text() == "the previous run's notebook"
+    assert sorted(p.name for p in out.iterdir()) == ["00_sleep.ipynb", "kernels.log"]
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["eval-retrieval", "--probes", "--methods", "bm25", "--checkpoint", "CK"], "kept in CK: run the same command "
+                                                                                 "with --resume"),
+    (["build", "X", "--gold", "--out", "M"], "M is as it was before"),
+])
+def test_an_interrupted_command_says_what_is_kept_and_how_to_go_on(monkeypatch, capsys, argv, hint):
+    from glong_lib import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    parser = cli.build_parser()
+    args = parser.parse_args(argv)
+    monkeypatch.setattr(args, "func", interrupted)
+    monkeypatch.setattr(cli, "build_parser", lambda: type("P", (), {"parse_args": lambda self, _: args})())
+    assert cli.main(argv) == 130
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"glong {argv[0]}: interrupted") and hint in err and "\n" not in err, err

@@ -157,6 +157,15 @@ def _extractor_or_none(args):
     return load_extractor(args.profile, adapter=args.adapter)
 
 
+def _k_limit() -> int:
+    """The largest K a retrieval takes (``RetrievalSettings.k``'s range)."""
+    from dataclasses import fields
+
+    from ..config import RetrievalSettings
+
+    return int(next(f for f in fields(RetrievalSettings) if f.name == "k").metadata["high"])
+
+
 #: The suffix ``--weights both`` gives the graph methods run with uniform weights.
 UNIFORM = ", uniform weights"
 
@@ -176,6 +185,9 @@ def run_eval(args) -> int:
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
     ks = split_list(args.k, "--k", int, positive=True)
+    deepest = _k_limit()
+    if max(ks) > deepest:  # before any model loads, and named as the option the user typed
+        raise DataError(f"--k {max(ks)} is above {deepest}, the most memories a retrieval returns")
     checkpoint = checkpoint_from(args)
     from ..config import retrieval_preset
 

@@ -42,6 +42,7 @@ from typing import Any, Iterator, Optional
 
 from ..errors import DataError
 from ..io import PathLike, atomic_write_bytes, atomic_write_json, fsync_dir, sha256_file
+from ..schema import MAX_ABS_TIME_S  # noqa: F401  (re-exported: memory.MAX_ABS_TIME_S)
 from .files import LOCK_FILE, index_from, locked, read_own_file
 
 #: Version of the on-disk layout; loading a newer one fails with a request to upgrade.
@@ -57,8 +58,6 @@ _OWNED = re.compile(r"^(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss)$
 #: Temporary files of an interrupted save (``io.atomic_write_bytes`` names them ``.<name>.<random>.tmp``).
 _LEFTOVER = re.compile(r"^\.(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss|manifest\.json)\.[^./]+\.tmp$")
 
-#: Times on the conversation clock are seconds; anything beyond ~30,000 years is a corrupt clock.
-MAX_ABS_TIME_S = 1e12
 
 EDGE_FIELDS = {"subject": str, "relation": str, "object": str, "weight": (int, float),
                "created_s": (int, float), "last_access_s": (int, float), "session": (int, type(None)),
