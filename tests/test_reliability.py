@@ -749,3 +749,15 @@ def test_an_interrupted_command_says_what_is_kept_and_how_to_go_on(monkeypatch, 
     assert cli.main(argv) == 130
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"glong {argv[0]}: interrupted") and hint in err and "\n" not in err, err
+
+
+def test_an_empty_glong_cache_means_unset_everywhere(tmp_path, monkeypatch):
+    """Sweep P01: GLONG_CACHE='' silently meant the current folder for the library, while the
+    notebook runner treated it as unset. Both now use ~/.cache/glong."""
+    from glong_lib.models import cache_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GLONG_CACHE", "")
+    assert cache_dir("models") == tmp_path / "home" / ".cache" / "glong" / "models"
+    assert not (tmp_path / "models").exists()
