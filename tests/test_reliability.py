@@ -761,3 +761,15 @@ def test_an_empty_glong_cache_means_unset_everywhere(tmp_path, monkeypatch):
     monkeypatch.setenv("GLONG_CACHE", "")
     assert cache_dir("models") == tmp_path / "home" / ".cache" / "glong" / "models"
     assert not (tmp_path / "models").exists()
+
+
+def test_an_entity_typed_with_a_combining_accent_is_the_same_entity():
+    """Sweep U01: names were not NFC-normalised, so 'café' with a combining accent (e + U+0301)
+    and with the precomposed é were two entities that print identically."""
+    from glong_lib.memory import GraphMemory, HashEncoder
+    from glong_lib.text import normalise_entity
+
+    assert normalise_entity("Cafe\u0301 Luna") == normalise_entity("Caf\u00e9 Luna") == "caf\u00e9 luna"
+    mem = GraphMemory(encoder=HashEncoder(32))
+    mem.add_triples([Triple("maya", "like", "cafe\u0301"), Triple("leo", "like", "caf\u00e9")], 1.0, session=1)
+    assert [e for e in mem.entities if e.startswith("caf")] == ["caf\u00e9"]
