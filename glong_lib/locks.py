@@ -61,7 +61,8 @@ def open_lock_file(path: Union[str, Path], exclusive: bool) -> Optional[int]:
 
 
 def holder_pid(path: Union[str, Path]) -> Optional[int]:
-    """The pid the last exclusive holder wrote into the lock file (None: none, or unreadable)."""
+    """The pid the last exclusive holder wrote into the lock file, if that process still exists
+    (None: none, unreadable, or ended)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -70,7 +71,20 @@ def holder_pid(path: Union[str, Path]) -> Optional[int]:
         text = os.read(fd, 32).decode("ascii", "replace").strip()
     finally:
         os.close(fd)
-    return int(text) if text.isdigit() and len(text) < 12 else None
+    pid = int(text) if text.isdigit() and len(text) < 12 else None
+    return pid if pid is not None and _alive(pid) else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (a stopped one does): a pid left by a holder that has ended
+    names nobody."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # OverflowError: beyond any pid
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 @contextlib.contextmanager
