@@ -773,3 +773,44 @@ def test_an_entity_typed_with_a_combining_accent_is_the_same_entity():
     mem = GraphMemory(encoder=HashEncoder(32))
     mem.add_triples([Triple("maya", "like", "cafe\u0301"), Triple("leo", "like", "caf\u00e9")], 1.0, session=1)
     assert [e for e in mem.entities if e.startswith("caf")] == ["caf\u00e9"]
+
+
+def test_sigterm_runs_the_same_cleanup_and_line_as_ctrl_c(tmp_path, monkeypatch, capsys):
+    """SIGTERM (a scheduler's or `kill`'s) ended the process at once: no cleanup of temporary
+    files, no word. It now raises like Ctrl-C: one line saying what is kept, exit 143, and the
+    command's own cleanup runs (here: a checkpoint's finished part stays, named in the line)."""
+    import signal
+
+    from glong_lib import cli
+
+    cleaned = []
+
+    def long_command(args):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler raises at the next bytecode
+                pass
+        finally:
+            cleaned.append(True)
+
+    real = cli.build_parser
+
+    def parser():
+        p = real()
+        parse = p.parse_args
+
+        def parse_args(argv):
+            args = parse(argv)
+            args.func = long_command
+            return args
+        p.parse_args = parse_args
+        return p
+
+    monkeypatch.setattr(cli, "build_parser", parser)
+    before = signal.getsignal(signal.SIGTERM)
+    ck = tmp_path / "ck.jsonl"
+    assert cli.main(["eval-retrieval", "--probes", "--methods", "bm25", "--checkpoint", str(ck)]) == 143
+    err = capsys.readouterr().err.strip()
+    assert err == (f"glong eval-retrieval: terminated; the finished part is kept in {ck}: run the same command "
+                   f"with --resume to go on") and cleaned == [True]
+    assert signal.getsignal(signal.SIGTERM) == before
