@@ -31,6 +31,14 @@ BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
 BUNDLED_SMOLLM2 = "bundled:SmolLM2-135M-Instruct"
 SUITE_SUMMARIZER = "suite:summarizer"
 
+#: How long a command waits for a lock another glong process holds (a memory folder's
+#: ``.glong.lock``, the model cache's conversion lock) before it gives up with one line naming the
+#: holder's pid: the one default of ``--wait SECONDS`` (build, query, memory).
+LOCK_WAIT_S = 60.0
+#: How long a command waits for another process that is building the same cache entry (converting
+#: the bundled SmolLM2, training the summarizer): minutes of work, worth waiting for.
+CACHE_LOCK_WAIT_S = 1800.0
+
 #: Training steps of the smoke adapter (its own cache key, never mistaken for the full one).
 SMOKE_STEPS = 6
 

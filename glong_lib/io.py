@@ -25,6 +25,7 @@ import importlib.resources
 import json
 import os
 import re
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -138,10 +139,12 @@ def _kind_of(mode: int) -> str:
     return "a socket or other special file"
 
 
-def check_output_file(path: PathLike) -> Path:
+def check_output_file(path: PathLike, probe: bool = True) -> Path:
     """``path`` as a file an output may be written to (replaced atomically): absent, or a regular
     file. A symlink, folder, device or FIFO is refused: the atomic rename would replace it (as root,
-    ``--out /dev/null`` would replace the system's). Commands call this before any work.
+    ``--out /dev/null`` would replace the system's). Commands call this before any work; with
+    ``probe``, a file is created and removed beside it (:func:`check_writable`), so a read-only
+    folder is found before the work, not after it.
 
     >>> import tempfile, os
     >>> check_output_file(os.path.join(tempfile.mkdtemp(), "new.json")).name
@@ -154,12 +157,45 @@ def check_output_file(path: PathLike) -> Path:
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
-        return path
+        mode = None
     except OSError as e:
         raise DataError(f"cannot check it ({e.strerror or type(e).__name__})", path=path) from None
-    if not stat.S_ISREG(mode):
+    if mode is not None and not stat.S_ISREG(mode):
         raise DataError(f"is {_kind_of(mode)}, not a file; refusing to replace it", path=path)
+    return check_writable(path) if probe else path
+
+
+def check_writable(path: PathLike) -> Path:
+    """``path`` after creating and removing a temporary file in the nearest existing folder above it
+    (what an atomic write or a publish will need): a read-only or immutable folder, or a file in
+    the way, is one line before the work instead of a lost result after it."""
+    path = Path(path)
+    parent = next(p for p in (path.parent.absolute(), *path.parent.absolute().parents) if os.path.lexists(p))
+    try:
+        if not parent.is_dir():
+            raise NotADirectoryError(20, f"{parent} is not a folder")
+        fd, tmp = tempfile.mkstemp(prefix=".glong-probe.", suffix=".tmp", dir=parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise DataError(f"cannot write here ({e.strerror or type(e).__name__})", path=path) from None
     return path
+
+
+def check_not_input(out: PathLike, *inputs: Optional[PathLike]) -> None:
+    """Refuse an output that is one of the command's inputs (the same file by any name): writing
+    it would replace what the command reads, before anything else is checked.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "conv.json"); _ = open(p, "w").write("{}")
+    >>> check_not_input(os.path.join(os.path.dirname(p), ".", "conv.json"), p)
+    Traceback (most recent call last):
+    glong_lib.errors.DataError: ...: is also the command's input; writing it would destroy the input: ...
+    """
+    for given in inputs:
+        if given is not None and os.path.exists(out) and os.path.exists(given) and os.path.samefile(out, given):
+            raise DataError("is also the command's input; writing it would destroy the input: choose another --out",
+                            path=out)
 
 
 def atomic_write_bytes(path: PathLike, data: bytes) -> Path:
@@ -167,7 +203,7 @@ def atomic_write_bytes(path: PathLike, data: bytes) -> Path:
     A failure (including a full disk or a missing permission) raises :class:`DataError` naming the
     file and leaves any previous file untouched; so does a target that is not a regular file
     (:func:`check_output_file`)."""
-    path = check_output_file(path)
+    path = check_output_file(path, probe=False)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -229,13 +265,13 @@ def check_artifact_target(target: PathLike) -> Path:
     if target.is_symlink():
         raise DataError("is a symlink; refusing to publish an artifact there", path=target)
     if not target.exists():
-        return target
+        return check_writable(target)
     if not target.is_dir():
         raise DataError("exists and is not a folder; refusing to replace it", path=target)
     if any(target.iterdir()) and not _is_own_artifact(target):
         raise DataError(f"folder holds files glong did not write (no {ARTIFACT_MARKER}); "
                         f"refusing to replace it: choose a new or empty folder", path=target)
-    return target
+    return check_writable(target)  # publishing renames a folder into the parent
 
 
 def write_artifact_marker(folder: PathLike, kind: str) -> None:
@@ -245,19 +281,41 @@ def write_artifact_marker(folder: PathLike, kind: str) -> None:
     atomic_write_json(folder / ARTIFACT_MARKER, {"kind": kind, "sha256": files})
 
 
+#: A marker is a few KB (one checksum per file); a bigger one is not ours and is not read.
+MAX_MARKER_BYTES = 1 << 20
+
+
 def verify_artifact(folder: PathLike, what: str) -> None:
     """Refuse a marked artifact whose files changed since it was written ("cached X is damaged:
-    delete DIR"). A folder without a marker (written before markers existed) cannot be checked."""
-    folder = Path(folder)
-    if not (folder / ARTIFACT_MARKER).is_file():
+    delete DIR"). A folder without a marker (written before markers existed) cannot be checked. The
+    marker may name only regular files beside it (an adapter may come from anyone: a path, a link or
+    a FIFO in it would be opened, or block forever)."""
+    folder, marker = Path(folder), Path(folder) / ARTIFACT_MARKER
+    if not marker.is_file():
         return
     try:
-        recorded = json.loads((folder / ARTIFACT_MARKER).read_text(encoding="utf-8"))["sha256"]
+        if marker.is_symlink() or marker.stat().st_size > MAX_MARKER_BYTES:
+            raise ValueError("not a small regular file")
+        recorded = json.loads(marker.read_text(encoding="utf-8"))["sha256"]
+        unsafe = next((n for n in recorded if not isinstance(n, str) or Path(n).name != n or n in (".", "..")
+                       or not _regular_or_missing(folder / n)), None)
+        if unsafe is not None:
+            raise DataError(f"names {str(unsafe)[:80]!r}, which is not a regular file beside it; refusing to "
+                            f"read it (delete {folder})", path=marker)
         bad = next((name for name, digest in recorded.items() if sha256_file(folder / name) != digest), None)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        if isinstance(e, DataError):
+            raise
         bad = f"{ARTIFACT_MARKER} ({type(e).__name__})"
     if bad is not None:
         raise DataError(f"cached {what} is damaged ({bad} is missing or changed): delete {folder}")
+
+
+def _regular_or_missing(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True  # reported as missing by the checksum
 
 
 def publish_folder(tmp: PathLike, target: PathLike, cache: bool = False) -> Path:
@@ -266,8 +324,6 @@ def publish_folder(tmp: PathLike, target: PathLike, cache: bool = False) -> Path
     a sibling. An earlier folder at ``target`` is moved aside, the new one renamed in, then the old
     one deleted: only when it is ours (:func:`check_artifact_target`; ``cache``: ``target`` lies
     inside glong's own cache), never a folder the user named that holds their files."""
-    import shutil
-
     tmp, target = Path(tmp), Path(target)
     if not cache:
         check_artifact_target(target)
@@ -324,77 +380,3 @@ def data_path(*parts: str) -> Path:
     if not path.exists():
         raise DataError("shipped sample not found (is the package installed with its data?)", path=path)
     return path
-
-
-# --------------------------------------------------------------------------- checkpoints
-
-class Checkpoint:
-    """An append-only JSON-lines log of finished units of a long run, so a killed run resumes where
-    it stopped instead of starting again.
-
-    The first line records the run's settings; each later line is one finished unit
-    (``{"key": ..., "value": ...}``), appended, flushed and fsynced. A line cut short by a kill is
-    ignored on reading (that unit simply runs again). Resuming with other settings is refused.
-
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
-    >>> c = Checkpoint(path, {"k": 5})
-    >>> c.add("q1", [1, 2]); c.add("q2", [3])
-    >>> Checkpoint(path, {"k": 5}, resume=True).done
-    {'q1': [1, 2], 'q2': [3]}
-    """
-
-    def __init__(self, path: PathLike, settings: dict, resume: bool = False, value_kind: type = object):
-        self.path = Path(path)
-        self.settings = json.loads(json.dumps(settings, default=str))
-        self.value_kind = value_kind
-        self.done: dict[str, Any] = {}
-        if self.path.is_dir() or (self.path.exists() and not self.path.is_file()):
-            raise DataError("is a folder or special file, not a checkpoint file", path=self.path)
-        if self.path.exists():
-            if not resume:
-                raise DataError("checkpoint exists: pass --resume to continue that run, or remove the file",
-                                path=self.path)
-            self._read()
-        else:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise DataError(f"cannot create the folder ({e.strerror})", path=self.path) from None
-            self._append({"checkpoint": self.settings})
-
-    def _read(self) -> None:
-        lines = read_text(self.path).splitlines()
-        try:
-            header = json.loads(lines[0])
-        except (json.JSONDecodeError, IndexError):
-            raise DataError("not a glong checkpoint (bad first line)", path=self.path) from None
-        if not isinstance(header, dict) or header.get("checkpoint") != self.settings:
-            raise DataError(f"checkpoint was written by a run with other settings "
-                            f"({header.get('checkpoint') if isinstance(header, dict) else header}); "
-                            f"remove it or use the same options", path=self.path)
-        for n, line in enumerate(lines[1:], start=2):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                if n == len(lines):
-                    break  # the last line was cut short by a kill: that unit runs again
-                raise DataError("corrupt checkpoint", path=self.path, where=f"line {n}") from None
-            if not isinstance(row, dict) or "key" not in row or not isinstance(row.get("value"), self.value_kind):
-                raise DataError("corrupt checkpoint (a line without a finished unit); remove the file",
-                                path=self.path, where=f"line {n}")
-            self.done[str(row["key"])] = row.get("value")
-
-    def _append(self, obj: dict) -> None:
-        try:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-        except OSError as e:
-            raise DataError(f"cannot write the checkpoint ({e.strerror})", path=self.path) from None
-
-    def add(self, key: str, value: Any) -> None:
-        """Record one finished unit."""
-        self.done[str(key)] = value
-        self._append({"key": str(key), "value": value})

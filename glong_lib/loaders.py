@@ -41,7 +41,17 @@ from typing import Any, Callable, Optional, Union
 
 from .errors import DataError
 from .io import PathLike, iter_jsonl, read_json, read_text
-from .schema import QA, TURN_SPACING_S, Conversation, Session, SummaryPair, Triple, TriplePair, Turn
+from .schema import (
+    MAX_ABS_TIME_S,
+    QA,
+    TURN_SPACING_S,
+    Conversation,
+    Session,
+    SummaryPair,
+    Triple,
+    TriplePair,
+    Turn,
+)
 
 #: LoCoMo question categories (the official numbering; note 1 is multi-hop and 4 single-hop).
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -82,18 +92,42 @@ def _optional(obj: dict, key: str, kind: Union[type, tuple], path: PathLike, whe
     return value
 
 
-def _gap(obj: dict, key: str, path: PathLike, where: str) -> Optional[float]:
-    """A time gap (a finite number >= 0), or None where the data does not say."""
+def _gap(obj: dict, key: str, path: PathLike, where: str, scale: float = 1.0) -> Optional[float]:
+    """A time gap (a finite number >= 0 of seconds, times ``scale``, at most ``MAX_ABS_TIME_S``), or
+    None where the data does not say."""
     value = _optional(obj, key, (int, float), path, where)
     if value is None:
         return None
+    return _gap_value(value, key, path, where, scale)
+
+
+def _gap_value(value: Any, key: str, path: PathLike, where: str, scale: float = 1.0) -> float:
+    """``value * scale`` seconds, refused unless a finite number in [0, ``MAX_ABS_TIME_S``]."""
     try:
-        ok = not isinstance(value, bool) and 0 <= float(value) < float("inf")
-    except OverflowError:  # an integer beyond float, like 10**400
+        seconds = float(value) * scale
+        ok = not isinstance(value, bool) and 0 <= seconds <= MAX_ABS_TIME_S
+    except (OverflowError, TypeError, ValueError):  # an integer beyond float, like 10**400
         ok = False
     if not ok:
-        raise DataError(f"'{key}' should be a finite number >= 0, got {str(value)[:40]}", path=path, where=where)
-    return value
+        raise DataError(f"'{key}' should be a finite number >= 0 (at most {MAX_ABS_TIME_S:g} seconds), "
+                        f"got {str(value)[:40]}", path=path, where=where)
+    return value if scale == 1.0 else seconds
+
+
+def _unique_ids(ids: list, path: PathLike, what: str) -> None:
+    """Refuse a repeated id: results are keyed by it, so a second record would be scored against
+    the first's data (or replace it) with no word.
+
+    >>> _unique_ids(["a", "b", "a"], "f.json", "conversation id")
+    Traceback (most recent call last):
+    glong_lib.errors.DataError: f.json: conversation id 'a' appears twice (records 1 and 3); ids must be unique
+    """
+    seen: dict = {}
+    for n, key in enumerate(ids, start=1):
+        if key in seen:
+            raise DataError(f"{what} {str(key)[:60]!r} appears twice (records {seen[key]} and {n}); ids must be unique",
+                            path=path)
+        seen[key] = n
 
 
 def _check_conversation(conv: Conversation, path: PathLike, where: str) -> Conversation:
@@ -107,6 +141,10 @@ def _check_conversation(conv: Conversation, path: PathLike, where: str) -> Conve
             if not t.text.strip():
                 raise DataError(f"turn {t.id} has empty text", path=path, where=where)
     conv.assign_clock()
+    end = conv.sessions[-1].turns[-1].time_s
+    if not end <= MAX_ABS_TIME_S:
+        raise DataError(f"its gaps add up to {end:.3g} seconds, beyond any real conversation ({MAX_ABS_TIME_S:g})",
+                        path=path, where=where)
     return conv
 
 
@@ -157,7 +195,9 @@ def load_conversations(path: PathLike) -> list[Conversation]:
         files = sorted(p.glob("*.json"))
         if not files:
             raise DataError("folder holds no *.json conversation files", path=p)
-        return [c for f in files for c in load_conversations(f)]
+        convs = [c for f in files for c in load_conversations(f)]
+        _unique_ids([c.id for c in convs], p, "conversation id")
+        return convs
     fmt = detect_format(p)
     loader = CONVERSATION_LOADERS.get(fmt)
     if loader is None:
@@ -182,6 +222,7 @@ def load_probes(path: PathLike) -> list[QA]:
                       category=str(obj.get("category", "")),
                       asked_in_session=_optional(obj, "asked_in_session", int, path, w),
                       id=str(obj.get("id", f"probe-{n}"))))
+    _unique_ids([q.id for q in out], path, "probe id")
     return out
 
 
@@ -282,6 +323,7 @@ def load_msc_jsonl(path: PathLike) -> list[Conversation]:
         conv = Conversation(cid, ["Speaker 1", "Speaker 2"], sessions, source="msc",
                             personas={f"Speaker {i + 1}": list(p) for i, p in enumerate(personas)})
         convs.append(_check_conversation(conv, path, w))
+    _unique_ids([c.id for c in convs], path, "conversation id")
     return convs
 
 
@@ -325,8 +367,7 @@ def load_msc_parlai(path: PathLike) -> list[Conversation]:
                 unit = str(d["time_unit"]).rstrip("s")
                 if unit not in _TIME_UNITS:
                     raise DataError(f"unknown time_unit '{d['time_unit']}'", path=path, where=sw)
-                num = _gap(d, "time_num", path, sw)
-                gap = None if num is None else num * _TIME_UNITS[unit]
+                gap = _gap(d, "time_num", path, sw, scale=_TIME_UNITS[unit])
         meta = obj.get("metadata") or {}
         cid = str(meta.get("initial_data_id", f"{Path(path).stem}-{n}"))
         personas = obj.get("init_personas") or obj.get("personas") or []
@@ -334,6 +375,7 @@ def load_msc_parlai(path: PathLike) -> list[Conversation]:
                             personas={f"Speaker {i + 1}": list(p) for i, p in enumerate(personas)
                                       if isinstance(p, list)})
         convs.append(_check_conversation(conv, path, w))
+    _unique_ids([c.id for c in convs], path, "conversation id")
     return convs
 
 
@@ -349,6 +391,7 @@ def load_msc_episodes(path: PathLike) -> list[Conversation]:
             raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, where=w)
         conv = _episode_sessions(obj, path, w, str(obj.get("dataID", f"episode-{r}")), "msc-episodes")
         convs.append(_check_conversation(conv, path, w))
+    _unique_ids([c.id for c in convs], path, "conversation id")
     return convs
 
 
@@ -360,9 +403,14 @@ def _episode_sessions(obj: Any, path: PathLike, where: str, cid: str, source: st
         if not isinstance(obj, dict) or key not in obj:
             break
         utterances = _need(obj, key, list, path, where)
-        speakers = obj.get(f"{name}_session_speakers") or []
-        turns = [Turn(f"S{i}:{j}", str(speakers[j - 1]) if j - 1 < len(speakers) else f"Speaker {(j - 1) % 2 + 1}",
-                      str(u)) for j, u in enumerate(utterances, start=1)]
+        speakers = _optional(obj, f"{name}_session_speakers", list, path, where, default=[])
+        for field, values in ((key, utterances), (f"{name}_session_speakers", speakers)):
+            bad = next((j for j, v in enumerate(values, start=1) if not isinstance(v, str)), None)
+            if bad is not None:  # null, an object or a number would become the text 'None', "{...}", '42'
+                raise DataError(f"'{field}' item {bad} should be str, got {type(values[bad - 1]).__name__}",
+                                path=path, where=where)
+        turns = [Turn(f"S{i}:{j}", speakers[j - 1] if j - 1 < len(speakers) else f"Speaker {(j - 1) % 2 + 1}", u)
+                 for j, u in enumerate(utterances, start=1)]
         sessions.append(Session(i, turns, None))
     return Conversation(cid, sorted({t.speaker for s in sessions for t in s.turns}), sessions, source=source)
 
@@ -502,15 +550,15 @@ def load_locomo(path: PathLike) -> tuple[list[Conversation], list[QA]]:
             raise DataError(f"expected a JSON object, got {type(sample).__name__}", path=path, where=w)
         cid = str(sample.get("sample_id", f"locomo-{r}"))
         c = _need(sample, "conversation", dict, path, w)
-        numbers = sorted(int(m.group(1)) for k in c if (m := re.fullmatch(r"session_(\d+)", k)))
+        keys = _locomo_session_keys(c, path, w)
         sessions, prev = [], None
-        for i in numbers:
+        for i in sorted(keys):
             sw = f"{w}, session {i}"
             turns = [Turn(str(_need(t, "dia_id", str, path, sw)), _need(t, "speaker", str, path, sw),
-                          _need(t, "text", str, path, sw)) for t in _need(c, f"session_{i}", list, path, sw)]
-            stamp = c.get(f"session_{i}_date_time")
+                          _need(t, "text", str, path, sw)) for t in _need(c, keys[i], list, path, sw)]
+            stamp = c.get(f"{keys[i]}_date_time")
             if stamp is not None and not isinstance(stamp, str):
-                raise DataError(f"'session_{i}_date_time' should be str, got {type(stamp).__name__}",
+                raise DataError(f"'{keys[i]}_date_time' should be str, got {type(stamp).__name__}",
                                 path=path, where=sw)
             when = None
             if stamp:
@@ -538,7 +586,26 @@ def load_locomo(path: PathLike) -> tuple[list[Conversation], list[QA]]:
             answer = q.get("answer", q.get("adversarial_answer", ""))
             qas.append(QA(cid, _need(q, "question", str, path, qw), str(answer),
                           [str(e) for e in evidence], LOCOMO_CATEGORIES[cat], id=f"{cid}-q{q_i}"))
+    _unique_ids([c.id for c in convs], path, "sample_id")
     return convs, qas
+
+
+def _locomo_session_keys(conversation: dict, path: PathLike, where: str) -> dict[int, str]:
+    """Session number -> its key (``session_3``): a number of more than 6 digits is no session, and
+    two keys of one number (``session_1`` and ``session_01``) would read one session twice."""
+    keys: dict[int, str] = {}
+    for k in conversation:
+        m = re.fullmatch(r"session_(\d+)", k)
+        if not m:
+            continue
+        if len(m.group(1)) > 6:
+            raise DataError(f"session key '{k[:20]}...' ({len(k) - 8} digits) is not a session number",
+                            path=path, where=where)
+        n = int(m.group(1))
+        if n in keys:
+            raise DataError(f"'{keys[n]}' and '{k}' are both session {n}", path=path, where=where)
+        keys[n] = k
+    return keys
 
 
 #: Joins the dialogue ids of a unit made from several turns: ``"D15:3+D15:5"`` (see ``source_turns``).
@@ -591,7 +658,7 @@ def dialogue_position(unit_id: str) -> tuple[int, int]:
     >>> dialogue_position("D3:7"), dialogue_position("D15:3+D15:5") < dialogue_position("D15:4")
     ((3, 7), True)
     """
-    m = re.fullmatch(r"D(\d+):(\d+)", unit_id.split(UNIT_ID_JOIN)[0])
+    m = re.fullmatch(r"D(\d{1,9}):(\d{1,9})", unit_id.split(UNIT_ID_JOIN)[0])
     return (int(m.group(1)), int(m.group(2))) if m else (1 << 30, 0)
 
 
@@ -670,6 +737,7 @@ def load_longmemeval(path: PathLike) -> tuple[list[Conversation], list[QA]]:
         convs.append(_check_conversation(conv, path, w))
         qas.append(QA(qid, _need(item, "question", str, path, w), str(item.get("answer", "")), evidence,
                       str(item.get("question_type", "")), id=qid))
+    _unique_ids([q.id for q in qas], path, "question_id")
     return convs, qas
 
 
@@ -710,9 +778,12 @@ def load_conversation_chronicles(path: PathLike) -> list[Conversation]:
         conv = _episode_sessions(obj, path, w, str(_need(obj, "dataID", (str, int), path, w)), "cc")
         for s in conv.sessions:
             if s.index > 1 and s.index - 1 < len(intervals):
-                s.seconds_since_previous = parse_interval(str(intervals[s.index - 1]))
+                gap = parse_interval(str(intervals[s.index - 1]))  # '<400 nines> years after' is infinite
+                s.seconds_since_previous = None if gap is None else _gap_value(
+                    gap, f"time_interval' item {s.index} ('{str(intervals[s.index - 1])[:30]}...')", path, w)
         conv.title = str(obj.get("relationship", ""))
         convs.append(_check_conversation(conv, path, w))
+    _unique_ids([c.id for c in convs], path, "dataID")
     return convs
 
 
@@ -741,8 +812,9 @@ def load_ldagent_msc(path: PathLike) -> list[Conversation]:
                     if text:
                         turns.append(Turn(f"S{i}:{len(turns) + 1}", speaker, text))
             sessions.append(Session(i, turns, gap))
-            passed = s.get("time_pass")
-            gap = float(passed) if isinstance(passed, (int, float)) and not isinstance(passed, bool) else None
+            passed = s.get("time_pass") if isinstance(s, dict) else None
+            gap = (float(_gap_value(passed, "time_pass", path, sw)) if isinstance(passed, (int, float))
+                   and not isinstance(passed, bool) else None)  # NaN, -Infinity, 1e308 refused
         convs.append(_check_conversation(Conversation(f"ldagent-{r}", ["SPEAKER_1", "SPEAKER_2"], sessions,
                                                       source="ldagent-msc"), path, w))
     return convs

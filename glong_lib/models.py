@@ -13,18 +13,28 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from . import config
 from .config import BUNDLED_MINILM, BUNDLED_SMOLLM2, Profile, get_profile
 from .errors import DataError, GLongError, WeightsUnavailable
 from .io import publish_folder
+from .locks import hold, open_lock_file
 
 # --------------------------------------------------------------------------- cache, device, seed
 
+def cache_root() -> Path:
+    """``$GLONG_CACHE``, or ``~/.cache/glong`` where it is unset or empty (an empty value is unset,
+    as for the notebook runner: never the current folder)."""
+    return Path(os.environ.get("GLONG_CACHE") or Path.home() / ".cache" / "glong").expanduser()
+
+
 def cache_dir(*parts: str) -> Path:
-    """The artifact cache (``$GLONG_CACHE``, default ``~/.cache/glong``), created on demand."""
-    root = Path(os.environ.get("GLONG_CACHE", Path.home() / ".cache" / "glong")).expanduser()
+    """The artifact cache (:func:`cache_root`), created on demand."""
+    root = cache_root()
     path = root.joinpath(*parts)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -185,40 +195,64 @@ class LazyEncoder:
         return getattr(load_encoder(device=self.device, name=self.glong_name), attr)
 
 
-def _convert_smollm2(target: Path) -> Path:
-    """Dequantise the bundled GGUF once and save it as a normal safetensors checkpoint.
+@contextlib.contextmanager
+def building(target: Path, what: str, done: str) -> Iterator[Optional[Path]]:
+    """Build the cache entry ``target`` once, safely: under a lock beside it (a second process
+    building the same entry waits, ``config.CACHE_LOCK_WAIT_S``, then finds it done: yields None), in
+    a fresh private folder (``mkdtemp``: no fixed name another process, or a planted symlink, could
+    hold), published whole by a rename when the body ends (``done`` names the file a complete entry
+    has). A failure (a full disk) removes the temporary folder and is one line."""
+    if target.is_symlink():
+        raise DataError("is a symlink; the cache holds only folders glong made: delete it", path=target)
+    lock = target.parent / f".{target.name}.lock"
+    with hold(open_lock_file(lock, exclusive=True), lock, exclusive=True, wait=config.CACHE_LOCK_WAIT_S):
+        if (target / done).is_file():
+            yield None
+            return
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        try:
+            yield tmp
+            publish_folder(tmp, target, cache=True)
+        except (OSError, RuntimeError, ValueError, KeyError, TypeError) as e:
+            if isinstance(e, GLongError):
+                raise
+            reason = " ".join(str(e).split())[:120] or type(e).__name__
+            raise DataError(f"cannot build {what} in the cache ({type(e).__name__}: {reason}); nothing kept: "
+                            f"free some space or set GLONG_CACHE to a writable folder", path=target) from None
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # ours (mkdtemp); gone already once published
+
+
+def _convert_smollm2(tmp: Path) -> None:
+    """Dequantise the bundled GGUF once and save it as a normal safetensors checkpoint in ``tmp``
+    (:func:`building` publishes it).
 
     ``save_pretrained`` fails on a model loaded from GGUF, so build a fresh model from its
-    config, copy the state dict in, and save that. Written to a temporary folder then renamed,
-    so an interrupted conversion never leaves a half checkpoint behind.
+    config, copy the state dict in, and save that.
     """
-    import shutil
-
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     gguf = smollm2_gguf_path()
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     src = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     settings = src.config.to_dict()
     settings.pop("quantization_config", None)  # the weights are dequantised now; Trainer refuses "gguf" configs
-    config = AutoConfig.for_model(**settings)
-    fresh = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model_config = AutoConfig.for_model(**settings)
+    fresh = AutoModelForCausalLM.from_config(model_config, dtype=torch.float32)
     fresh.load_state_dict(src.state_dict())
     fresh.generation_config = src.generation_config
     fresh.save_pretrained(tmp)
     tok.save_pretrained(tmp)
-    publish_folder(tmp, target, cache=True)
-    return target
 
 
 def smollm2_dir() -> Path:
     """Local safetensors copy of the bundled SmolLM2-135M-Instruct (converted on first use)."""
     target = cache_dir("models") / "SmolLM2-135M-Instruct"
-    if not (target / "config.json").is_file():
-        _convert_smollm2(target)
+    if target.is_symlink() or not (target / "config.json").is_file():
+        with building(target, "the converted SmolLM2", done="config.json") as tmp:
+            if tmp is not None:
+                _convert_smollm2(tmp)
     return target
 
 

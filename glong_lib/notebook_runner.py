@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 
 from .config import get_profile
 from .errors import DataError
+from .models import cache_root
 
 #: The repository's notebooks folder (the library is installed editable from the repo).
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -62,17 +63,42 @@ def clean_outputs(path: Path) -> None:
     nbformat.write(nb, str(path))
 
 
-def execute(book: Path, target: Path, params: dict) -> None:
+def _quiet_kernels(log: Path):
+    """A kernel manager whose kernels write their own stderr to ``log``, not to the terminal: on
+    Ctrl-C a kernel printed a 20-line traceback of its dying sockets under the one-line message."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            kw["stderr"] = open(log, "ab")  # noqa: SIM115 - the kernel process holds it; closed when it exits
+            try:
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+            finally:
+                kw["stderr"].close()  # the child has its own copy
+
+    return QuietKernelManager
+
+
+def execute(book: Path, target: Path, params: dict, kernel_log: Optional[Path] = None) -> None:
     """Run one notebook with papermill; a failing cell is one line naming the notebook, the cell and
-    the error (papermill's own exception carries the kernel's whole traceback)."""
+    the error (papermill's own exception carries the kernel's whole traceback). The kernel's own
+    stderr goes to ``kernel_log`` (default: ``kernels.log`` beside the executed notebook).
+    Papermill saves as it goes: it writes a temporary sibling, renamed over ``target`` when the run
+    ends, so an interrupted run leaves ``target`` as it was (an ``--inplace`` run: the committed one)."""
     import papermill as pm
 
+    running = target.with_name(f".{target.name}.running.ipynb")
     try:
-        pm.execute_notebook(str(book), str(target), parameters=params, cwd=str(book.parent),
-                            kernel_name="python3", progress_bar=False, log_output=False)
+        pm.execute_notebook(str(book), str(running), parameters=params, cwd=str(book.parent),
+                            kernel_name="python3", progress_bar=False, log_output=False,
+                            kernel_manager_class=_quiet_kernels(kernel_log or target.parent.resolve() / "kernels.log"))
+        os.replace(running, target)
     except pm.PapermillExecutionError as e:
+        os.replace(running, target)  # the executed notebook holds the failing cell's traceback
         raise DataError(f"cell {e.exec_count} failed: {e.ename}: {' '.join(str(e.evalue).split())[:200]} "
                         f"(the executed notebook with the full traceback: {target})", path=book.name) from None
+    finally:
+        running.unlink(missing_ok=True)  # interrupted (Ctrl-C) or failed to start: nothing half-run is kept
 
 
 @contextmanager
@@ -124,13 +150,13 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
     # Smoke figures go beside the executed copies; a full run refreshes the repository's figures/ (a
     # notebook's own FIGURES_DIR = "figures" is for a reader running it by hand, e.g. on Colab).
     kernel_env = {"GLONG_SMOKE": "1" if smoke else "0",
-                  "GLONG_CACHE": os.environ.get("GLONG_CACHE") or str(Path.home() / ".cache" / "glong"),
+                  "GLONG_CACHE": str(cache_root()),
                   "GLONG_FIGURES_DIR": str((out / "figures").resolve() if smoke else FIGURES_DIR)}
     with _environment(kernel_env):
         for book in books:
             target = book if inplace else out / book.name
             start = time.perf_counter()
-            execute(book, target, params)
+            execute(book, target, params, kernel_log=out.resolve() / "kernels.log")
             clean_outputs(target)
             runs.append(NotebookRun(book.name, time.perf_counter() - start, target))
             log(f"{book.name:<45} {runs[-1].seconds:7.1f} s")

@@ -30,6 +30,9 @@ DEFAULT_SESSION_GAP_S = 7 * 24 * 3600
 #: Seconds between two consecutive turns of one session on the conversation clock.
 #: Only used to order turns inside a session; small against any session gap.
 TURN_SPACING_S = 30
+#: Times on the conversation clock are seconds; anything beyond ~30,000 years is a corrupt clock
+#: (a loader refuses such a gap, a memory such a time).
+MAX_ABS_TIME_S = 1e12
 
 
 class _Fact:

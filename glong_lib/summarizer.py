@@ -28,9 +28,9 @@ from typing import Optional, Sequence, Union
 
 from .config import SUITE_SUMMARIZER, Profile, get_profile
 from .errors import DataError
-from .io import data_path, publish_folder
+from .io import data_path
 from .loaders import load_summary_pairs
-from .models import cache_dir, choose_device, loading, minilm_path, resolve_model, seed_everything
+from .models import building, cache_dir, choose_device, loading, minilm_path, resolve_model, seed_everything
 from .schema import SummaryPair, Triple
 
 ARCHS = ("t5", "minilm-ed")
@@ -217,7 +217,14 @@ def encode_examples(examples, tokenizer, config: SummarizerConfig) -> list[dict]
 
 
 def train_summarizer(config: SummarizerConfig, examples, out_dir: Path, progress: bool = True) -> dict:
-    """Train with ``Seq2SeqTrainer`` and save model + tokenizer + meta.json to ``out_dir`` (atomic)."""
+    """Train with ``Seq2SeqTrainer`` and save model + tokenizer + meta.json to the cache folder
+    ``out_dir`` (published whole, once: ``models.building``; another process training the same
+    summarizer is waited for and its result used)."""
+    with building(out_dir, "the summarizer", done="meta.json") as tmp:
+        return summarizer_meta(out_dir) if tmp is None else _train_into(tmp, config, examples, progress)
+
+
+def _train_into(tmp: Path, config: SummarizerConfig, examples, progress: bool) -> dict:
     from datasets import Dataset
     from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
@@ -227,8 +234,6 @@ def train_summarizer(config: SummarizerConfig, examples, out_dir: Path, progress
     use_corpus = config.arch == "t5" and config.vocab == "corpus"
     tok = corpus_tokenizer([t for pair in examples for t in pair]) if use_corpus else minilm_tokenizer()
     model = build_model(config, tok)
-    tmp = Path(str(out_dir) + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
     args = Seq2SeqTrainingArguments(
         output_dir=str(tmp / "trainer"), max_steps=config.steps, per_device_train_batch_size=config.batch_size,
         learning_rate=config.learning_rate, warmup_steps=config.warmup_steps, weight_decay=0.01,
@@ -246,7 +251,6 @@ def train_summarizer(config: SummarizerConfig, examples, out_dir: Path, progress
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
     (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-    publish_folder(tmp, out_dir, cache=True)  # out_dir is the summarizer cache's own key folder
     return meta
 
 

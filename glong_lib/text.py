@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections import Counter
 from typing import Optional, Union
 
@@ -93,7 +94,8 @@ def normalise_entity(text: str, speaker: Optional[str] = None) -> str:
     >>> normalise_entity("my", speaker=None)
     'my'
     """
-    value = " ".join(str(text).split()).strip(_PUNCT + " ").lower()
+    # NFC: "café" typed with a combining accent (e + U+0301) is the same entity as with é
+    value = " ".join(unicodedata.normalize("NFC", str(text)).split()).strip(_PUNCT + " ").lower()
     if value in FIRST_PERSON and speaker:
         return normalise_entity(speaker)
     return value

@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from glong_lib import locks
 from glong_lib.errors import DataError
 from glong_lib.memory import GraphMemory, HashEncoder
-from glong_lib.memory import files as memory_files
 from glong_lib.schema import Triple
 
 
@@ -66,7 +66,7 @@ def read(root: Path, n: int, seconds: float) -> None:
 if __name__ == "__main__":
     root, n, seconds, mode = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
     if "--no-lock" in sys.argv:
-        memory_files.fcntl = None
+        locks.fcntl = None
     warm = root / f"warm-{mode}-{sys.argv[5] if mode == 'write' else 0}"
     memory(3).save(warm)  # imports (faiss) and first calls done before the clock starts
     GraphMemory.load(warm, encoder=HashEncoder(32))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,33 @@ def _turn_row(**change) -> str:
     row = {"conversation": conv["id"], "session": 1, "turn_id": turn["id"], "speaker": turn["speaker"],
            "text": turn["text"], "triples": [{"subject": "maya", "relation": "like", "object": "tea"}]}
     return json.dumps({**row, **change}) + "\n"
+
+
+def _lme(qid: str, text: str, **change) -> dict:
+    """One LongMemEval instance: a one-session haystack whose first turn holds the answer."""
+    return {"question_id": qid, "question": "Where do I work?", "answer": "a bakery", "question_type": "single",
+            "haystack_sessions": [[{"role": "user", "content": text, "has_answer": True},
+                                   {"role": "assistant", "content": "Nice."}]],
+            "haystack_session_ids": ["s1"], "haystack_dates": ["2023/05/20 (Sat) 02:21"], **change}
+
+
+def _cc(change) -> str:
+    """One Conversation Chronicles line (two sessions), with fields changed."""
+    row = {"dataID": "e1", "relationship": "Friends", "time_interval": ["Start", "A few hours after"],
+           "first_session_dialogue": ["Hi there.", "Hello!"], "first_session_speakers": ["A", "B"],
+           "second_session_dialogue": ["Back again.", "Welcome."], "second_session_speakers": ["A", "B"]}
+    change(row)
+    return json.dumps(row) + "\n"
+
+
+def _ldagent(time_pass: str) -> str:
+    """LD-Agent's MSC layout (one sample, two sessions); ``time_pass`` as written in the file."""
+    session = '{"dialog": [{"SPEAKER_1": "hi", "SPEAKER_2": "yo"}], "time_pass": %s}'
+    return "[[" + session % time_pass + ", " + session % "0" + "]]"
+
+
+def _probe(pid: str, question: str) -> str:
+    return json.dumps({"id": pid, "conversation": "c01", "question": question, "evidence": ["S1:1"]}) + "\n"
 
 
 FILES = {  # name -> content (str or bytes) written into the work folder before each case
@@ -114,6 +142,28 @@ FILES = {  # name -> content (str or bytes) written into the work folder before 
     "score_session_dict.jsonl": json.dumps({"conversation": "c01", "session": {"n": 1}, "turn_id": "S1:1",
                                             "triples": [{"subject": "a", "relation": "r", "object": "b"}]})
     + "\n",  # G17
+    # --- the reliability sweep, round 3 (ids are the sweep's)
+    "lme_dup.json": json.dumps([_lme("q1", "I work at a bakery."), _lme("q1", "I work at a bank.")]),  # L03
+    "probes_dupid.jsonl": _probe("p1", "Where does Maya work?") + _probe("p1", "What pet?"),           # N04
+    "locomo_dupsession.json": _locomo(lambda s: s["conversation"].update(session_01=[                # L09
+        {"dia_id": "D1:9", "speaker": "A", "text": "another session one"}])),
+    "locomo_bigkey.json": _locomo(lambda s: s["conversation"].update({"session_" + "9" * 5000: []})),  # L08
+    "locomo_dupid.json": json.dumps([LOCOMO_OK, LOCOMO_OK]),
+    "msc_dupid.jsonl": 2 * (json.dumps({"id": "m", "sessions": [{"session": 1, "dialog": [
+        {"speaker": "A", "text": "hi"}]}]}) + "\n"),
+    "cc_null.jsonl": _cc(lambda r: r["first_session_dialogue"].append(None)),                        # L10
+    "cc_object.jsonl": _cc(lambda r: r["second_session_dialogue"].insert(0, {"text": "hi"})),
+    "cc_number.jsonl": _cc(lambda r: r.update(first_session_dialogue=[42, "hello"])),
+    "cc_speaker_null.jsonl": _cc(lambda r: r.update(first_session_speakers=[None, "B"])),
+    "cc_dupid.jsonl": _cc(lambda r: None) * 2,
+    "cc_gap_huge.jsonl": _cc(lambda r: r.update(time_interval=["Start", "9" * 400 + " years after"])),  # L06
+    "ldagent_nan.json": _ldagent("NaN"),                                                             # L07
+    "ldagent_neginf.json": _ldagent("-Infinity"),
+    "ldagent_huge.json": _ldagent("1e308"),
+    "conv_gap_1e308.json": _conversation(lambda c: c["sessions"][1].update(seconds_since_previous=1e308)),  # N02
+    "conv_gaps_sum.json": _conversation(lambda c: [s.update(seconds_since_previous=9e11) for s in c["sessions"][1:]]),
+    "parlai_gap_huge.jsonl": json.dumps({"dialog": [{"text": "hi"}], "previous_dialogs": [
+        {"dialog": [{"text": "yo"}], "time_num": 1e11, "time_unit": "years"}]}) + "\n",
 }
 
 # (arguments, a regex the one error line must match). {d} is the work folder, {mem} a good memory in it.
@@ -287,6 +337,35 @@ CASES = [
     ("notebooks --smoke --only 00 --out {d}/a_file", "not a folder"),                               # G16
     ("notebooks --smoke --only", "expected at least one argument"),                                 # G19
     ("query {mem} hello --now -1e12", "--option=VALUE"),                                            # G04
+    # --- the reliability sweep, round 3
+    ("memory {d}/mem_v99", "written by memory format 99; this glong reads up to format 2: upgrade glong_lib"),  # D09
+    ("build {conv} --out {d}/mem_v99 --gold --no-salience", r"format 99; this glong reads up to format 2(?!.*--force)"),
+    ("build {conv} --out {d}/mem_v99 --gold --no-salience --force", r"format 99;(?!.*--force)"),
+    ("eval-retrieval --longmemeval {d}/lme_dup.json --methods bm25 --k 1", "question_id 'q1' appears twice"),  # L03
+    ("eval-retrieval --probes {d}/probes_dupid.jsonl --methods bm25", "probe id 'p1' appears twice"),        # N04
+    ("eval-retrieval --probes --methods bm25 --conversations-dir {d}/dupconvs", "conversation id 'c01' appears twice"),
+    ("eval-retrieval --locomo {d}/locomo_dupsession.json --methods bm25", "'session_1' and 'session_01' are both "
+                                                                          "session 1"),                      # L09
+    ("inspect {d}/locomo_dupsession.json", "are both session 1"),
+    ("inspect {d}/locomo_bigkey.json", "is not a session number"),                                          # L08
+    ("inspect {d}/locomo_dupid.json", "sample_id 's1' appears twice"),
+    ("inspect {d}/msc_dupid.jsonl", "conversation id 'm' appears twice"),
+    ("inspect {d}/cc_null.jsonl", "'first_session_dialogue' item 3 should be str, got NoneType"),            # L10
+    ("inspect {d}/cc_object.jsonl", "'second_session_dialogue' item 1 should be str, got dict"),
+    ("inspect {d}/cc_number.jsonl", "'first_session_dialogue' item 1 should be str, got int"),
+    ("inspect {d}/cc_speaker_null.jsonl", "'first_session_speakers' item 1 should be str"),
+    ("inspect {d}/cc_dupid.jsonl", "dataID 'e1' appears twice"),
+    ("inspect {d}/cc_gap_huge.jsonl", "time_interval' item 2 .*should be a finite number"),                  # L06
+    ("inspect {d}/ldagent_nan.json", "'time_pass' should be a finite number"),                              # L07
+    ("inspect {d}/ldagent_neginf.json", "'time_pass' should be a finite number"),
+    ("inspect {d}/ldagent_huge.json", "'time_pass' should be a finite number"),
+    ("inspect {d}/conv_gap_1e308.json", "'seconds_since_previous' should be a finite number .*at most"),     # N02
+    ("build {d}/conv_gaps_sum.json --out {d}/new --gold --no-salience", "gaps add up to"),
+    ("inspect {d}/parlai_gap_huge.jsonl", "'time_num' should be a finite number"),
+    ("eval-retrieval --probes --methods bm25 --k 1001", "--k 1001 is above 1000"),                          # K02/K03
+    ("query {mem} hello --wait -1", "outside"),
+    ("query {mem} hello --wait nan", "not a finite number"),
+    ("memory {mem} --wait x", "not a number"),
     # --- the command itself
     ("", "required: COMMAND|the following arguments are required"),
     ("fly", "invalid choice"),
@@ -320,6 +399,12 @@ def work(tmp_path_factory):
     mem.add_triples([Triple("a", "r", "b"), Triple("b", "r", "c"), Triple("c", "r", "d"), Triple("e", "r", "b")],
                     10.0, session=1)
     mem.save(d / "mem")
+    (d / "dupconvs").mkdir()  # two files holding one conversation id
+    for name in ("a.json", "b.json"):
+        shutil.copy(CONV, d / "dupconvs" / name)
+    shutil.copytree(d / "mem", d / "mem_v99")  # a memory written by a newer glong (not damaged)
+    manifest = json.loads((d / "mem_v99" / "manifest.json").read_text())
+    (d / "mem_v99" / "manifest.json").write_text(json.dumps({**manifest, "format_version": 99}))
     return d
 
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from glong_lib.checkpoints import Checkpoint
 from glong_lib.cli import main
 from glong_lib.errors import DataError
-from glong_lib.io import Checkpoint
 
 
 def test_checkpoint_round_trip_and_a_cut_last_line(tmp_path):

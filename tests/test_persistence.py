@@ -241,7 +241,7 @@ CORRUPTIONS = {
     "deeply nested manifest": (lambda d: (d / "manifest.json").write_text("[" * 100000 + "]" * 100000),
                                "corrupt|not a glong memory"),
     "newer version": (lambda d: _manifest(d, lambda m: m.update(format_version=FORMAT_VERSION + 1)),
-                      "newer than this glong reads"),
+                      "written by memory format .*; this glong reads up to format"),
     "no version": (lambda d: _manifest(d, lambda m: m.pop("format_version")), "format_version"),
     "manifest names a foreign file": (lambda d: _manifest(d, lambda m: m["files"]["meta"].update(name="../x.json")),
                                       "unexpected memory file"),

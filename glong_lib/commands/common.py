@@ -14,9 +14,9 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from ..config import PROFILES, RETRIEVAL_PRESETS, Profile, RetrievalSettings, get_profile
+from ..checkpoints import Checkpoint
+from ..config import LOCK_WAIT_S, PROFILES, RETRIEVAL_PRESETS, Profile, RetrievalSettings, get_profile
 from ..errors import DataError
-from ..io import Checkpoint
 
 
 def add_profile_option(parser, smoke: bool = False, salience: bool = False) -> None:
@@ -30,6 +30,13 @@ def add_profile_option(parser, smoke: bool = False, salience: bool = False) -> N
         parser.add_argument("--salience-layer", type=number(int, 0, 255), default=None,
                             help="decoder salience source: the attention layer read for Eq. 1-3 "
                                  "(default: the measured one, 16 of SmolLM2's 30)")
+
+
+def add_wait_option(parser) -> None:
+    """``--wait SECONDS``: how long to wait for another glong process holding the memory's lock."""
+    parser.add_argument("--wait", type=number(float, 0, 86400), default=LOCK_WAIT_S, metavar="SECONDS",
+                        help="wait at most this long for another glong process using the memory "
+                             f"(default {LOCK_WAIT_S:g}: config.LOCK_WAIT_S), then stop with its pid")
 
 
 def profile_from(args) -> Profile:
@@ -142,7 +149,7 @@ def split_list(text: str, what: str, kind=str, positive: bool = False) -> list:
 
 
 def checkpoint_from(args, ignore: tuple[str, ...] = (), value_kind: type = list):
-    """The ``io.Checkpoint`` that ``--checkpoint FILE [--resume]`` asks for (None without it). Its
+    """The ``checkpoints.Checkpoint`` that ``--checkpoint FILE [--resume]`` asks for (None without it). Its
     settings are every option that changes the results and the content hash of every input file or
     folder an option names, so a resumed run cannot mix two runs (nor two versions of one file).
     ``value_kind`` is what each finished unit holds (a damaged line is refused, not used)."""

@@ -73,9 +73,10 @@ def extraction_rows(conversations, extractor, sessions=None, batch_size: int = 8
 
 def run_extract(args) -> int:
     from ..extraction import load_extractor
-    from ..io import check_output_file, save_jsonl
+    from ..io import check_not_input, check_output_file, save_jsonl
     from ..loaders import load_conversations
 
+    check_not_input(args.out, args.input)
     check_output_file(args.out)
     conversations = load_conversations(args.input)  # bad input fails here, before any model loads
     if args.sessions:

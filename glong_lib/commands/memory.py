@@ -9,10 +9,10 @@ from typing import Optional
 
 from ..errors import DataError
 from ..loaders import load_conversations, load_extraction_rows
-from ..memory import POLICIES, GraphMemory, build_memory, check_target, memory_size
+from ..memory import LOCK_FILE, POLICIES, GraphMemory, NewerFormat, build_memory, check_target, memory_size
 from ..models import LazyEncoder
 from ..schema import Conversation, Triple
-from .common import add_profile_option, print_table, profile_from
+from .common import add_profile_option, add_wait_option, print_table, profile_from
 
 
 def register(sub) -> None:
@@ -34,12 +34,14 @@ def register(sub) -> None:
     b.add_argument("--json", action="store_true", help="print the statistics as JSON")
     b.add_argument("--force", action="store_true",
                    help="replace a non-empty memory in --out even when the new one is empty")
+    add_wait_option(b)
     add_profile_option(b, smoke=True, salience=True)
     b.set_defaults(func=run_build)
 
     m = sub.add_parser("memory", help="print the statistics of a saved graph memory")
     m.add_argument("memdir", type=Path, help="a folder written by `glong build`")
     m.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_wait_option(m)
     m.set_defaults(func=run_memory)
 
 
@@ -113,6 +115,7 @@ def build_triples(conv: Conversation, args) -> list[Triple]:
 
 def run_build(args) -> int:
     check_target(args.out)  # before any model loads: a bad --out fails in a second
+    old = _old_size(args.out, args.force, args.wait)  # so does a damaged, newer or locked memory there
     conv = pick_conversation(Path(args.input), args.conversation)
     skipped = 0
     if args.triples is not None:
@@ -121,11 +124,10 @@ def run_build(args) -> int:
         triples = build_triples(conv, args)
     # the profile's encoder (loaded on first use); the saved memory records which one it was
     mem = build_memory(conv, triples, encoder=LazyEncoder(profile_from(args)), policy=args.policy)
-    old = _old_size(args.out, args.force)
     if old and not mem.edge_ids() and not args.force:
         raise DataError(f"the new memory is empty and would replace one with {old} edges; nothing written "
                         f"(check --triples/--conversation, or pass --force)", path=args.out)
-    mem.save(args.out)
+    mem.save(args.out, wait=args.wait)
     if skipped:
         print(f"glong build: skipped {skipped} lines of other conversations in {args.triples.name}", file=sys.stderr)
     stats = {"conversation": conv.id, "saved to": str(args.out), **mem.stats()}
@@ -133,19 +135,24 @@ def run_build(args) -> int:
     return 0
 
 
-def _old_size(folder: Path, force: bool) -> Optional[int]:
+def _old_size(folder: Path, force: bool, wait: Optional[float] = None) -> Optional[int]:
     """Edges of the memory already in ``folder`` (None: none there). A memory that does not load is
-    replaced only with ``--force``: without it, the error says so."""
+    replaced only with ``--force``: without it, the error says so. A memory of a newer format, or one
+    another process holds, is not damaged: that error stands as it is."""
     try:
-        return memory_size(folder)
+        return memory_size(folder, wait=wait)
+    except NewerFormat:
+        raise
     except DataError as e:
+        if e.path is not None and Path(e.path).name == LOCK_FILE:
+            raise
         if force:
             return None
         raise DataError(f"{e}; to replace this damaged memory, pass --force") from None
 
 
 def run_memory(args) -> int:
-    mem = GraphMemory.load(args.memdir, encoder=_NoEncoder())
+    mem = GraphMemory.load(args.memdir, encoder=_NoEncoder(), wait=args.wait)
     stats = {"memory": str(args.memdir), **mem.stats()}
     if not args.json:
         stats["growth (session: nodes/edges)"] = ", ".join(

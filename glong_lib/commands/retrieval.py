@@ -13,6 +13,7 @@ from .common import (
     add_preset_option,
     add_profile_option,
     add_settings_options,
+    add_wait_option,
     checkpoint_from,
     number,
     print_table,
@@ -39,6 +40,7 @@ def register(sub) -> None:
                    help="write the refreshed last-access times back to MEMDIR (default: read only)")
     q.add_argument("--trace", action="store_true", help="also print every stage of the pipeline")
     q.add_argument("--json", action="store_true", help="print JSON")
+    add_wait_option(q)
     add_profile_option(q)
     q.set_defaults(func=run_query)
 
@@ -82,16 +84,29 @@ def register(sub) -> None:
 # --------------------------------------------------------------------------- query
 
 def run_query(args) -> int:
-    from ..config import get_profile, retrieval_preset
-    from ..memory import GraphMemory
-    from ..retrieval import AssociativeRetriever
+    from contextlib import nullcontext
+
+    from ..memory import editing
 
     try:
         args.text.encode("utf-8")
     except UnicodeEncodeError:
         raise DataError("the query is not valid text (undecodable bytes in the command line)") from None
+    # --save-access writes the memory back: it holds the memory's lock from the load to the save,
+    # so a `glong build` saving in between waits instead of being reverted
+    with editing(args.memdir, args.wait) if args.save_access else nullcontext():
+        memory, result, now = _query(args)
+    _print_query(args, memory, result, now)
+    return 0
 
-    memory = GraphMemory.load(args.memdir)
+
+def _query(args):
+    """Load the memory, retrieve, and (``--save-access``) save the refreshed access times back."""
+    from ..config import get_profile, retrieval_preset
+    from ..memory import GraphMemory
+    from ..retrieval import AssociativeRetriever
+
+    memory = GraphMemory.load(args.memdir, wait=args.wait)
     eids = memory.edge_ids()
     if not eids:
         raise DataError("the memory holds no edges", path=args.memdir)
@@ -101,17 +116,20 @@ def run_query(args) -> int:
     retriever = AssociativeRetriever(memory, settings_from_args(args, base), update_access=args.save_access)
     result = retriever.retrieve(args.text, now_s=now)
     if args.save_access:
-        memory.save(args.memdir)
+        memory.save(args.memdir, wait=args.wait)
+    return memory, result, now
+
+
+def _print_query(args, memory, result, now) -> None:
     if args.json:
         out = {"query": args.text, "now_s": now, "results": result.rows()}
         if args.trace:
             out["trace"] = {**result.trace.to_dict(), "sizes": result.trace.sizes()}
         print_table(out, as_json=True)
-        return 0
+        return
     if args.trace:
         _print_trace(result.trace, memory)
     print_table(result.rows())
-    return 0
 
 
 def _print_trace(trace, memory) -> None:
@@ -139,6 +157,15 @@ def _extractor_or_none(args):
         print(f"note: no triple extractor ({e}); evaluating the turn baselines only", file=sys.stderr)
         return None
     return load_extractor(args.profile, adapter=args.adapter)
+
+
+def _k_limit() -> int:
+    """The largest K a retrieval takes (``RetrievalSettings.k``'s range)."""
+    from dataclasses import fields
+
+    from ..config import RetrievalSettings
+
+    return int(next(f for f in fields(RetrievalSettings) if f.name == "k").metadata["high"])
 
 
 #: The suffix ``--weights both`` gives the graph methods run with uniform weights.
@@ -176,6 +203,9 @@ def run_eval(args) -> int:
     if unknown:
         raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(METHODS)})")
     ks = split_list(args.k, "--k", int, positive=True)
+    deepest = _k_limit()
+    if max(ks) > deepest:  # before any model loads, and named as the option the user typed
+        raise DataError(f"--k {max(ks)} is above {deepest}, the most memories a retrieval returns")
     checkpoint = checkpoint_from(args)
     from ..config import retrieval_preset
 

@@ -58,9 +58,10 @@ def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
 
 
 def run(args) -> int:
-    from ..io import check_output_file, save_jsonl
+    from ..io import check_not_input, check_output_file, save_jsonl
     from ..salience import load_scorer
 
+    check_not_input(args.out, args.input)
     check_output_file(args.out)
     rows = read_rows(args.input)
     if not any(r["triples"] for r in rows):

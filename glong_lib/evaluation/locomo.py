@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..checkpoints import Checkpoint
 from ..config import PAPER_RETRIEVAL, RetrievalSettings
 from ..dates import edge_date
 from ..errors import DataError
 from ..extraction import LOCOMO_EXTRACTION_BATCH, extracted_triples  # noqa: F401  (re-exported)
-from ..io import Checkpoint
 from ..loaders import dialogue_position, load_locomo, load_locomo_observations, source_turns
 from ..pipeline import conversation_triples, weighted_triples
 from ..schema import QA, Conversation, Triple

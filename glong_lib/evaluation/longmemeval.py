@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..checkpoints import Checkpoint
 from ..config import PAPER_RETRIEVAL, RetrievalSettings
-from ..io import Checkpoint
 from ..loaders import load_longmemeval
 from ..schema import QA, Conversation
 from .locomo import evaluate_on_units

@@ -20,8 +20,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
 
+from ..checkpoints import Checkpoint
 from ..errors import DataError
-from ..io import Checkpoint
 from ..schema import Conversation, Session, Turn
 from .metrics import paired_bootstrap, replies_needed, score_reply
 
@@ -416,7 +416,7 @@ def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversat
     the last (nothing is asked after it). Memory-maintenance tokens are read from
     each agent's ``memory_prompt_tokens``/``memory_completion_tokens`` after each conversation.
 
-    With a ``checkpoint`` (``io.Checkpoint``), each finished (conversation, method) is appended to
+    With a ``checkpoint`` (``checkpoints.Checkpoint``), each finished (conversation, method) is appended to
     it, and units already there are taken from it instead of being run again.
     """
     from tqdm.auto import tqdm

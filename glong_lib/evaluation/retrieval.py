@@ -8,9 +8,9 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
+from ..checkpoints import Checkpoint
 from ..config import PAPER_RETRIEVAL, RetrievalSettings
 from ..errors import DataError
-from ..io import Checkpoint
 from ..loaders import source_turns
 from ..memory import build_memory
 from ..pipeline import weighted_triples
@@ -218,7 +218,7 @@ def evaluate_evidence(retrievers: dict[str, RetrieverSpec], questions: Sequence[
     exactly k items (``ranked_sources``); an item counts as the turn(s) it came from, so a triple
     retriever whose top k repeats a turn shows fewer turns (a disadvantage it carries, not hides).
     Questions whose conversation is missing raise; those with no evidence are skipped and counted.
-    With a ``checkpoint`` (``io.Checkpoint``) each question's rows are appended as it finishes, and
+    With a ``checkpoint`` (``checkpoints.Checkpoint``) each question's rows are appended as it finishes, and
     questions already there are not asked again.
     """
     from tqdm.auto import tqdm

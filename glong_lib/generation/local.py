@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import DataError
-from ..models import BUNDLED_SMOLLM2, load_causal_lm
+from ..io import verify_artifact
+from ..models import BUNDLED_SMOLLM2, load_causal_lm, loading
 from .prompt import (
     MEMORY_HEADER,
     NO_MEMORIES,
@@ -58,11 +59,15 @@ class LocalChatGenerator(CachingGenerator):
 
     def _load(self) -> None:
         if self._model is None:
-            self._tok, self._model = load_causal_lm(self.ref, device=self.device)
+            if self.adapter:  # as the extractor's: damage in place loads fine and answers wrongly
+                verify_artifact(self.adapter, "responder adapter")
+            tok, model = load_causal_lm(self.ref, device=self.device)
             if self.adapter:
                 from peft import PeftModel
 
-                self._model = PeftModel.from_pretrained(self._model, self.adapter).merge_and_unload().eval()
+                with loading("responder adapter", str(self.adapter)):
+                    model = PeftModel.from_pretrained(model, str(self.adapter)).merge_and_unload().eval()
+            self._tok, self._model = tok, model
 
     @property
     def tokenizer(self):

@@ -4,6 +4,7 @@ so that a memory is never lost; ``vectors`` turns encoder output into the unit v
 memory and the retrievers compare.
 """
 
+from .files import LOCK_FILE  # noqa: F401
 from .graph import (  # noqa: F401
     DEFAULT_MERGE_THRESHOLD,
     POLICIES,
@@ -22,8 +23,10 @@ from .persistence import (  # noqa: F401
     LEGACY_META_FILE,
     MANIFEST_FILE,
     MAX_ABS_TIME_S,
+    NewerFormat,
     check_state,
     check_target,
+    editing,
     memory_size,
     read_memory,
     save_memory,

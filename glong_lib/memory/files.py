@@ -12,47 +12,22 @@ from typing import Iterator, Optional
 
 import numpy as np
 
+from .. import config
 from ..errors import DataError
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: no locking (one writer at a time is then the user's job)
-    fcntl = None
+from ..locks import hold, open_lock_file
 
 #: The lock file of a memory folder (see :mod:`.persistence`); never deleted.
 LOCK_FILE = ".glong.lock"
 
 
 @contextlib.contextmanager
-def locked(folder: Path, exclusive: bool) -> Iterator[bool]:
+def locked(folder: Path, exclusive: bool, wait: Optional[float] = None) -> Iterator[bool]:
     """Hold the folder's lock (exclusive to save, shared to load) and say whether one is held: a
-    reader finds no lock file in a memory saved before locks existed, and reads unlocked."""
-    fd = _open_lock(folder, exclusive) if fcntl is not None else None
-    if fd is None:
-        yield False
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        yield True
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def _open_lock(folder: Path, exclusive: bool) -> Optional[int]:
-    """The lock file's descriptor (created by a writer; None for a reader where there is none). Never
-    through a symlink, never blocking on a FIFO put in its place, and only a regular file."""
+    reader finds no lock file in a memory saved before locks existed, and reads unlocked. Waits at
+    most ``wait`` seconds (default ``config.LOCK_WAIT_S``), then fails naming the holder's pid."""
     path = folder / LOCK_FILE
-    flags = ((os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY) | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as e:
-        if not exclusive:
-            return None
-        raise DataError(f"cannot lock the memory for writing ({e.strerror or type(e).__name__})", path=path) from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise DataError("is not a regular file; remove it (it is only a lock)", path=path)
-    return fd
+    with hold(open_lock_file(path, exclusive), path, exclusive, config.LOCK_WAIT_S if wait is None else wait) as held:
+        yield held
 
 
 def read_own_file(path: Path, expected: Optional[int] = None, limit: Optional[int] = None) -> bytes:

@@ -399,17 +399,18 @@ class GraphMemory:
                 "skipped": self.skipped, "nodes": nodes, "aliases": self.aliases, "merges": self.merges,
                 "superseded_by": {str(k): v for k, v in self.superseded_by.items()}, "edges": edges}
 
-    def save(self, directory: Union[str, Path]) -> Path:
+    def save(self, directory: Union[str, Path], wait: Optional[float] = None) -> Path:
         """Write the memory into ``directory`` atomically (``persistence.save_memory``): a crash at
-        any point leaves the previous memory or this one, and other files in the folder stay."""
-        return save_memory(self.to_json(), self.index, directory)
+        any point leaves the previous memory or this one, and other files in the folder stay.
+        ``wait``: the longest wait for the folder's lock (default ``config.LOCK_WAIT_S``)."""
+        return save_memory(self.to_json(), self.index, directory, wait=wait)
 
     @classmethod
-    def load(cls, directory: Union[str, Path], encoder=None) -> "GraphMemory":
+    def load(cls, directory: Union[str, Path], encoder=None, wait: Optional[float] = None) -> "GraphMemory":
         """Read a memory written by :meth:`save`, checked (``persistence.read_memory``): missing,
         truncated, corrupt or inconsistent files raise :class:`DataError` with a one-line reason."""
         folder = Path(directory)
-        state, index = read_memory(folder)
+        state, index = read_memory(folder, wait=wait)
         built_with, given = state.get("encoder"), encoder_name(encoder)
         if built_with is not None and not isinstance(built_with, str):
             raise DataError(f"memory metadata is malformed (encoder is {built_with!r})", path=folder)

@@ -17,6 +17,8 @@ One writer at a time, whoever writes: a save holds an exclusive ``fcntl.flock`` 
 in the folder from its first file to its cleanup, and a load holds a shared one, so a save never
 deletes what another save just committed and a reader never sees a manifest whose files are gone
 (a folder without the lock file, saved before locks existed, is read unlocked and retried once).
+A lock is waited for ``wait`` seconds at most (``config.LOCK_WAIT_S``). ``query --save-access`` holds
+the exclusive lock from load to save (:func:`editing`): a save in between is never silently reverted.
 A save first checks the new state with the loader's own checks: a memory that would not load is
 never written.
 
@@ -25,19 +27,22 @@ its own files), then the memory's invariants (:func:`check_state`) and refuses a
 any, naming the first problem.
 
 The first on-disk format (version 1: ``memory.json`` + ``entities.faiss``, the index checksum inside
-``memory.json``) still loads.
+``memory.json``) still loads; a save deletes those two files only when ``memory.json`` is such a
+memory (the save has just upgraded it), never a file of the user's that has one of those names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from ..errors import DataError
 from ..io import PathLike, atomic_write_bytes, atomic_write_json, fsync_dir, sha256_file
+from ..schema import MAX_ABS_TIME_S  # noqa: F401  (re-exported: memory.MAX_ABS_TIME_S)
 from .files import LOCK_FILE, index_from, locked, read_own_file
 
 #: Version of the on-disk layout; loading a newer one fails with a request to upgrade.
@@ -53,8 +58,6 @@ _OWNED = re.compile(r"^(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss)$
 #: Temporary files of an interrupted save (``io.atomic_write_bytes`` names them ``.<name>.<random>.tmp``).
 _LEFTOVER = re.compile(r"^\.(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss|manifest\.json)\.[^./]+\.tmp$")
 
-#: Times on the conversation clock are seconds; anything beyond ~30,000 years is a corrupt clock.
-MAX_ABS_TIME_S = 1e12
 
 EDGE_FIELDS = {"subject": str, "relation": str, "object": str, "weight": (int, float),
                "created_s": (int, float), "last_access_s": (int, float), "session": (int, type(None)),
@@ -170,10 +173,36 @@ def check_target(directory: PathLike) -> Path:
     return folder
 
 
-def save_memory(state: dict, index, directory: PathLike) -> Path:
+class NewerFormat(DataError):
+    """A memory written by a newer glong: not damaged, so never replaced (``build --force`` neither)."""
+
+
+@contextlib.contextmanager
+def editing(directory: PathLike, wait: Optional[float] = None) -> Iterator[Path]:
+    """Hold the memory's exclusive lock while it is read, changed and saved back (loads and saves
+    inside take it again), so no other save falls in between and is lost; the folder must hold a memory."""
+    folder = Path(directory)
+    if folder.is_symlink() or not folder.is_dir():
+        raise DataError("no memory here (not a folder)", path=folder)
+    if not _is_memory_folder(folder):
+        raise DataError(f"not a glong memory (no {MANIFEST_FILE})", path=folder)
+    with locked(folder, exclusive=True, wait=wait):
+        yield folder
+
+
+def _is_legacy_memory(folder: Path) -> bool:
+    """Whether ``memory.json`` in the folder is a version-1 memory (its two files are then ours)."""
+    try:
+        obj = _read_json_file(folder / LEGACY_META_FILE)
+    except DataError:
+        return False
+    return isinstance(obj, dict) and obj.get("format") == FORMAT_NAME and obj.get("format_version") == 1
+
+
+def save_memory(state: dict, index, directory: PathLike, wait: Optional[float] = None) -> Path:
     """Write a memory (``GraphMemory.to_json()`` and its faiss index, or None) into ``directory``
-    as described in the module docstring. Refuses a folder that holds other files but no memory,
-    and a state the loader would refuse (nothing is written then). Returns the folder."""
+    as described in the module docstring. Refuses a folder that holds other files but no memory, and
+    a state the loader would refuse (nothing is written then); waits ``wait`` s at most for the lock."""
     folder = check_target(directory)
     try:
         meta = json.dumps(state, ensure_ascii=False, indent=1, allow_nan=False).encode("utf-8")
@@ -192,7 +221,8 @@ def save_memory(state: dict, index, directory: PathLike) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise DataError(f"cannot create the folder ({e.strerror or type(e).__name__})", path=folder) from None
-    with locked(folder, exclusive=True):
+    with locked(folder, exclusive=True, wait=wait):
+        legacy = [folder / LEGACY_META_FILE, folder / LEGACY_INDEX_FILE] if _is_legacy_memory(folder) else []
         files: dict[str, dict] = {}
         if blob is not None:
             files["index"] = _write_owned(folder, "entities", ".faiss", blob)
@@ -202,7 +232,7 @@ def save_memory(state: dict, index, directory: PathLike) -> Path:
             (folder / MANIFEST_FILE).unlink()
         atomic_write_json(folder / MANIFEST_FILE, manifest)  # the commit point
         keep = {f["name"] for f in files.values()}
-        for stale in _owned_files(folder) + [folder / LEGACY_META_FILE, folder / LEGACY_INDEX_FILE]:
+        for stale in _owned_files(folder) + legacy:  # the version-1 files only when they were a memory
             if stale.name not in keep and (stale.is_file() or stale.is_symlink()):
                 stale.unlink(missing_ok=True)
         fsync_dir(folder)
@@ -243,8 +273,8 @@ def _check_format(obj: Any, path: Path) -> int:
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise DataError(f"missing or bad 'format_version' ({version!r})", path=path)
     if version > FORMAT_VERSION:
-        raise DataError(f"format version {version} is newer than this glong reads ({FORMAT_VERSION}); "
-                        f"upgrade glong_lib", path=path)
+        raise NewerFormat(f"written by memory format {version}; this glong reads up to format {FORMAT_VERSION}: "
+                          f"upgrade glong_lib to use it (the memory is left as it is)", path=path)
     return version
 
 
@@ -297,8 +327,7 @@ def _check_index(state: dict, index, path: Path) -> None:
 
 
 def _dimension(state: dict) -> Optional[int]:
-    dim = state.get("dimension")
-    return dim if isinstance(dim, int) and not isinstance(dim, bool) else None
+    return state["dimension"] if type(state.get("dimension")) is int else None
 
 
 def _checked_state(state: Any, path: Path) -> dict:
@@ -343,14 +372,14 @@ def _read_unlocked(folder: Path) -> tuple[dict, Optional[Any]]:
     return state, index
 
 
-def read_memory(directory: PathLike) -> tuple[dict, Optional[Any]]:
+def read_memory(directory: PathLike, wait: Optional[float] = None) -> tuple[dict, Optional[Any]]:
     """The checked state and faiss index (or None) of a memory folder written by :func:`save_memory`
     (or by the version-1 format), read under the folder's shared lock. Anything missing, truncated,
     corrupt, of a newer format, or breaking an invariant raises :class:`DataError` with a one-line reason."""
     folder = Path(directory)
     if folder.is_symlink() or not folder.is_dir():
         raise DataError("no memory here (not a folder)", path=folder)
-    with locked(folder, exclusive=False) as held:
+    with locked(folder, exclusive=False, wait=wait) as held:
         try:
             return _read_unlocked(folder)
         except DataError:
@@ -360,11 +389,11 @@ def read_memory(directory: PathLike) -> tuple[dict, Optional[Any]]:
     return _read_unlocked(folder)
 
 
-def memory_size(directory: PathLike) -> Optional[int]:
+def memory_size(directory: PathLike, wait: Optional[float] = None) -> Optional[int]:
     """How many edges the memory saved in ``directory`` holds, or None where there is none
     (used to refuse replacing a non-empty memory with an empty one)."""
     folder = Path(directory)
     if not folder.is_dir() or not _is_memory_folder(folder):
         return None
-    state, _ = read_memory(folder)
+    state, _ = read_memory(folder, wait=wait)
     return len(state["edges"])
