@@ -7,9 +7,12 @@
    the notebook file; the notebook's own Colab badge, a remote image, is dropped (the bar replaces it).
 3. A home-page toctree whose glob matches no page yet (no appendix notebook, no docs/ page) is left
    out instead of warning, so appendices and guides appear when their files do.
-4. Every picture that is not already a link opens full size when tapped (on a phone a wide figure is
+4. A link to a Markdown file of the repository that is not a page of the site (CONTRIBUTING.md,
+   benchmarks/README.md) becomes a download of that file, as MyST already does for any other file
+   (glong_lib/config.py), instead of an "unknown document" warning.
+5. Every picture that is not already a link opens full size when tapped (on a phone a wide figure is
    shrunk to the screen's width; its file has all the pixels).
-5. Nothing on the site loads from the network when it is read: a remote image in a page, or a
+6. Nothing on the site loads from the network when it is read: a remote image in a page, or a
    ``<script>``, ``<link>``, ``<img>`` or ``<iframe>`` in the built HTML whose address starts with
    ``http(s)://`` or ``//``, is a build warning (an error under ``-W``, as ``make site`` builds).
 """
@@ -75,8 +78,29 @@ def _lesson_links(docname: str, notebook: str) -> nodes.paragraph:
     return nodes.paragraph("", "", colab, nodes.Text(" · "), download, classes=["lesson-links"])
 
 
+def _source_of(app: Sphinx, docname: str) -> Path | None:
+    for suffix in app.config.source_suffix:
+        path = Path(app.srcdir) / f"{docname}{suffix}"
+        if path.is_file():
+            return path
+    return None
+
+
+def download_other_files(app: Sphinx, doctree: nodes.document) -> None:
+    """MyST's link to a Markdown file outside the site's pages, made a download like any other file's."""
+    for xref in list(doctree.findall(addnodes.pending_xref)):
+        target = xref.get("reftarget", "")
+        source = _source_of(app, target) if xref.get("reftype") == "myst" and xref.get("refdomain") == "doc" else None
+        if source is None or target in app.env.found_docs:
+            continue
+        download = addnodes.download_reference("", "", *xref.children, refdoc=xref["refdoc"], refexplicit=True,
+                                               reftarget="/" + source.relative_to(app.srcdir).as_posix())
+        xref.replace_self(download)
+
+
 def lesson_page(app: Sphinx, doctree: nodes.document) -> None:
     docname = app.env.docname
+    download_other_files(app, doctree)
     for image in list(doctree.findall(nodes.image)):
         uri = image.get("uri", "")
         if "://" not in uri and not uri.startswith("//"):

@@ -95,13 +95,18 @@ def test_docs_pages_and_appendices_appear_by_themselves(built, tmp_path):
     assert "Guides" not in (out / "site" / "index.html").read_text()
     project = Path(shutil.copytree(first, tmp_path / "copy"))
     (project / "docs").mkdir()
-    (project / "docs" / "gpu-server.md").write_text("# Running on a GPU server\n\nSee the [README](../README.md).\n")
+    (project / "docs" / "gpu-server.md").write_text(
+        "# Running on a GPU server\n\nSee the [README](../README.md) and [how to contribute](../CONTRIBUTING.md).\n")
+    (project / "CONTRIBUTING.md").write_text("# Contributing\n")  # a Markdown file that is not a page
     (project / "notebooks" / "A1_more.ipynb").write_text(_notebook("# A1 · An appendix"))
     rc, log, out = _build(project)
     assert rc == 0, log
     home = (out / "site" / "index.html").read_text()
     assert 'href="../docs/gpu-server.html"' in home and 'href="../notebooks/A1_more.html"' in home
-    assert 'href="../README.html"' in (out / "docs" / "gpu-server.html").read_text()
+    guide = (out / "docs" / "gpu-server.html").read_text()
+    assert 'href="../README.html"' in guide
+    contributing = re.search(r'href="\.\./(_downloads/[^"]+/CONTRIBUTING\.md)"', guide).group(1)
+    assert (out / contributing).read_text() == "# Contributing\n"
 
 
 def test_a_remote_image_or_script_fails_the_build(project):
