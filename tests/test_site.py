@@ -174,11 +174,14 @@ def test_the_home_page_shows_the_papers_equations_as_maths(browser, server):
     visit = Visit(browser, server, "site/index.html")
     try:
         display = visit.tab.eval_on_selector_all("mjx-container[display='true']", "els => els.length")
+        cut = visit.tab.eval_on_selector_all("mjx-container[display='true']",
+                                             "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).length")
         text = visit.tab.inner_text("article")
         lessons = visit.tab.eval_on_selector_all("article a[href*='notebooks/0']", "els => els.map(a => a.href)")
     finally:
         visit.close()
     assert display >= 4, f"{display} displayed equations on the home page, Eq. 1-4 need 4"
+    assert cut == 0, f"{cut} of the home page's equations wider than a {PHONE['width']}px screen"
     assert "\\frac" not in text and "$$" not in text
     assert len(set(lessons)) >= len(list(REPO.glob("notebooks/0*.ipynb"))), "the home page lists every lesson"
 
