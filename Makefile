@@ -70,9 +70,10 @@ $(VENV)/.site-installed: $(VENV)/.installed
 site: $(VENV)/.site-installed
 	$(BIN)/python -m sphinx -W --keep-going -q -b html -c site -d build/site-doctrees . build/site
 
-# every page of the built site read in headless Chromium (tests/test_site.py; skips where none is installed)
+# the build on a tiny project (tests/test_site_build.py), then every page of the built site read in headless
+# Chromium (tests/test_site.py; skips in one line where no browser is installed)
 site-test: site
-	$(BIN)/python -m pytest tests/test_site.py --durations=5
+	$(BIN)/python -m pytest tests/test_site_build.py tests/test_site.py --durations=5
 
 clean:
 	rm -rf $(VENV) build .pytest_cache mutants

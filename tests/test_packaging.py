@@ -91,6 +91,7 @@ def test_the_site_extra_is_installed_by_make_site_and_ci_builds_it_after_the_tes
                      makefile, re.MULTILINE)
     assert re.search(r"^site: \$\(VENV\)/\.site-installed\n\t.*-m sphinx -W .*-c site .* \. build/site$", makefile,
                      re.MULTILINE)
-    assert re.search(r"^site-test: site\n\t.*pytest tests/test_site\.py", makefile, re.MULTILINE)
+    assert re.search(r"^site-test: site\n\t.*pytest tests/test_site_build\.py tests/test_site\.py", makefile,
+                     re.MULTILINE)
     ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
     assert "make site-test" in ci and ci.index("make test") < ci.index("make site-test")
