@@ -43,6 +43,8 @@ html_css_files = ["glong-site.css"]
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
+html_use_index = False  # no index entries: an empty "Index" page is not worth a link
+html_domain_indices = False
 # MathJax from the site itself (glong_site copies it out of the django-static-mathjax wheel).
 mathjax_path = "mathjax/tex-chtml.js"
 # build/site/index.html: the home page lives at site/index.html (the source folder is the repository root)
