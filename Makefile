@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run smoke test test-fast test-hub lint bench bench-full mutation clean
+.PHONY: setup run smoke test test-fast test-hub lint bench bench-full mutation site site-test clean
 
 setup: $(VENV)/.installed
 
@@ -40,7 +40,7 @@ test-hub: setup
 	GLONG_HUB_NOTEBOOKS=1 $(BIN)/python -m pytest tests/test_notebooks.py -k hub_code_path
 
 lint: setup
-	$(BIN)/python -m ruff check glong_lib tests benchmarks conftest.py
+	$(BIN)/python -m ruff check glong_lib tests benchmarks conftest.py site
 
 # Every benchmark at its smallest size (seconds each; see benchmarks/README.md); bench-full runs the
 # real sizes (hours, model training; the real-data parts only where GLONG_REAL_DATA is set).
@@ -63,6 +63,21 @@ $(VENV)/.dev-installed: $(VENV)/.installed
 
 mutation: $(VENV)/.dev-installed
 	HYPOTHESIS_PROFILE=mutation $(BIN)/mutmut run; $(BIN)/mutmut results
+
+# The course as a website (site/conf.py: Sphinx + myst-nb, the Furo theme): the committed notebooks with their
+# outputs (never re-run), the README and every docs/*.md, into build/site/ (open build/site/index.html). Warnings
+# are errors. The site extra is installed on top of the test environment, again when pyproject.toml changes.
+$(VENV)/.site-installed: $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[site]"
+	touch $@
+
+site: $(VENV)/.site-installed
+	$(BIN)/python -m sphinx -W --keep-going -q -b html -c site -d build/site-doctrees . build/site
+
+# the build on a tiny project (tests/test_site_build.py), then every page of the built site read in headless
+# Chromium (tests/test_site.py; skips in one line where no browser is installed)
+site-test: site
+	$(BIN)/python -m pytest tests/test_site_build.py tests/test_site.py --durations=5
 
 clean:
 	rm -rf $(VENV) build .pytest_cache mutants

@@ -79,3 +79,21 @@ def test_every_library_package_is_listed_for_the_wheel():
     tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "glong_lib").rglob("__init__.py")}
     assert found <= set(tool["packages"]), found - set(tool["packages"])
+
+
+def test_the_site_extra_is_installed_by_make_site_and_ci_builds_it_after_the_tests():
+    """`make site` installs the site extra and builds with warnings as errors; CI builds and reads it after
+    `make test` (tests/test_site.py)."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    site = dict(_requirement(s) for s in extras["site"])
+    assert {"sphinx", "myst-nb", "furo", "django-static-mathjax", "playwright"} <= set(site)
+    assert all(v.startswith(">=") for v in site.values()), site
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^\$\(VENV\)/\.site-installed: \$\(VENV\)/\.installed\n\t.*pip install .*-e \"\.\[site\]\"$",
+                     makefile, re.MULTILINE)
+    assert re.search(r"^site: \$\(VENV\)/\.site-installed\n\t.*-m sphinx -W .*-c site .* \. build/site$", makefile,
+                     re.MULTILINE)
+    assert re.search(r"^site-test: site\n\t.*pytest tests/test_site_build\.py tests/test_site\.py", makefile,
+                     re.MULTILINE)
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
+    assert "make site-test" in ci and ci.index("make test") < ci.index("make site-test")
