@@ -83,8 +83,9 @@ def test_glong_build_killed_at_any_step_keeps_the_previous_memory_or_the_new_one
     glong = [sys.executable, "-m", "glong_lib.cli"]
 
     def build(conv: Path, out: Path) -> None:
-        subprocess.run(glong + ["build", str(conv), "--gold", "--no-salience", "--out", str(out)], check=True,
-                       capture_output=True)
+        run = subprocess.run(glong + ["build", str(conv), "--gold", "--no-salience", "--out", str(out)],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-3000:]
 
     build(conv2, tmp_path / "new")
     build(conv1, tmp_path / "old")
