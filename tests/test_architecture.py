@@ -24,8 +24,6 @@ LONG_MODULES = {
                   "and the checks they share: split, the table would be scattered across files",
     "memory/graph.py": "one class, GraphMemory, whose methods keep one invariant between the faiss index "
                        "and the networkx graph (node id = index position; aliases, merges, supersession)",
-    "agent.py": "every agent the MSC evaluation compares, side by side: they differ only in what fills "
-                "<MEMORY>, and that difference reads best in one file",
     "evaluation/msc.py": "the MSC runner and MSCResults, which share one row format (tables, intervals, "
                          "checkpoints), with the paper's quoted numbers they are printed beside",
     "salience/decoder_only.py": "the offline salience source in one place: its settings (its cache key), the "
