@@ -300,6 +300,28 @@ def load_extraction_rows(path: PathLike, need: tuple[str, ...] = ()) -> list[tup
     return rows
 
 
+#: The keys a row of an extraction file may name its turn by, in order of preference.
+TURN_ID_KEYS = ("turn_id", "turn", "id")
+
+
+def row_turn_id(row: dict, default: Any = None) -> Any:
+    """The turn a row of an extraction file is about: its first key of :data:`TURN_ID_KEYS`."""
+    return next((row[k] for k in TURN_ID_KEYS if k in row), default)
+
+
+def row_triples(row: dict, turn_id: str, speaker: str, session: Optional[int], text: Optional[str]) -> list[Triple]:
+    """The triples of a row checked by :func:`load_extraction_rows`, each with its turn, speaker,
+    session, source sentence and weight (from ``weights`` or the triple's own ``weight``).
+
+    >>> row = {"triples": [{"subject": "Maya", "relation": "move_to", "object": "Denver"}], "weights": [0.5]}
+    >>> row_triples(row, row_turn_id({"turn": "S1:1"}), "Maya", 1, "I moved.")[0].weight
+    0.5
+    """
+    weights = row.get("weights") or [d.get("weight") for d in row["triples"]]
+    return [Triple(d["subject"], d["relation"], d["object"], speaker=speaker, turn_id=turn_id, session=session,
+                   weight=w, source=text) for d, w in zip(row["triples"], weights)]
+
+
 # --------------------------------------------------------------------------- MSC
 
 def load_msc_jsonl(path: PathLike) -> list[Conversation]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import DataError
-from ..loaders import load_conversations, load_extraction_rows
+from ..loaders import load_conversations, load_extraction_rows, row_triples, row_turn_id
 from ..memory import LOCK_FILE, POLICIES, GraphMemory, NewerFormat, build_memory, check_target, memory_size
 from ..models import LazyEncoder
 from ..schema import Conversation, Triple
@@ -70,15 +70,12 @@ def read_turn_triples(path: Path, conv: Conversation) -> tuple[list[Triple], int
         if obj.get("conversation") not in (None, conv.id):
             other += 1
             continue
-        tid = obj.get("turn_id", obj.get("turn", obj.get("id")))
+        tid = row_turn_id(obj)
         where = f"line {n}"
         if not isinstance(tid, str) or tid not in turns:
             raise DataError(f"turn id {tid!r} is not in conversation {conv.id}", path=path, where=where)
         speaker, session, text = _turn_fields(obj, turns[tid], session_of[tid], path, where)
-        weights = obj.get("weights") or [d.get("weight") for d in obj["triples"]]
-        for d, w in zip(obj["triples"], weights):  # types checked by load_extraction_rows
-            out.append(Triple(d["subject"], d["relation"], d["object"], speaker=speaker, turn_id=tid,
-                              session=session, weight=w, source=text))
+        out.extend(row_triples(obj, tid, speaker, session, text))  # types checked by load_extraction_rows
     return out, other
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DataError
-from ..loaders import load_extraction_rows
+from ..loaders import load_extraction_rows, row_triples, row_turn_id
 from ..schema import Conversation, Session, Triple, Turn
 from .common import add_profile_option, profile_from
 
@@ -40,13 +40,11 @@ def weigh_rows(rows: list[dict], scorer, scope: str = "session") -> list[dict]:
     by_conv: dict[str, list[tuple[dict, Triple]]] = {}
     turns: dict[str, dict[int, list[Turn]]] = {}
     for n, row in enumerate(out, start=1):
-        cid, tid = str(row["conversation"]), str(row.get("turn_id", row.get("id", n)))
+        cid, tid = str(row["conversation"]), str(row_turn_id(row, n))
         speaker, text = str(row.get("speaker", "Speaker")), str(row.get("text", ""))
         if text:  # every turn, with or without triples: a source that reads the dialogue needs them all
             turns.setdefault(cid, {}).setdefault(row["session"], []).append(Turn(tid, speaker, text))
-        for t in row["triples"]:
-            triple = Triple(t["subject"], t["relation"], t["object"], session=row["session"], turn_id=tid,
-                            speaker=speaker, source=text or None)
+        for t, triple in zip(row["triples"], row_triples(row, tid, speaker, row["session"], text or None)):
             by_conv.setdefault(cid, []).append((t, triple))
     for cid, items in by_conv.items():
         sessions = [Session(index, ts) for index, ts in turns.get(cid, {}).items()]
