@@ -20,8 +20,6 @@ LIB = ROOT / "glong_lib"
 #: listed below, each with the reason it stays whole.
 MAX_LINES = 400
 LONG_MODULES = {
-    "loaders.py": "one loader per supported format (the table in its docstring), each about a screen, "
-                  "and the checks they share: split, the table would be scattered across files",
     "memory/graph.py": "one class, GraphMemory, whose methods keep one invariant between the faiss index "
                        "and the networkx graph (node id = index position; aliases, merges, supersession)",
     "evaluation/msc.py": "the MSC runner and MSCResults, which share one row format (tables, intervals, "
