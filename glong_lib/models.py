@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from . import config
+from .artifacts import publish_folder
 from .config import BUNDLED_MINILM, BUNDLED_SMOLLM2, Profile, get_profile
 from .errors import DataError, GLongError, WeightsUnavailable
-from .io import publish_folder
 from .locks import hold, open_lock_file
 
 # --------------------------------------------------------------------------- cache, device, seed

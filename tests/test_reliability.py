@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from testdata import examples
 
+from glong_lib.artifacts import ARTIFACT_MARKER, publish_folder, verify_artifact, write_artifact_marker
 from glong_lib.dates import resolve_date
 from glong_lib.errors import DataError, WeightsUnavailable
-from glong_lib.io import ARTIFACT_MARKER, publish_folder, verify_artifact, write_artifact_marker
 from glong_lib.models import loading
 from glong_lib.schema import Conversation, Session, Triple, Turn
 from glong_lib.text import cut_to_tokens

@@ -35,8 +35,8 @@ def register(sub) -> None:
 
 
 def run_train(args) -> int:
+    from ..artifacts import check_artifact_target
     from ..extraction import load_pairs, read_training_log, train_extractor
-    from ..io import check_artifact_target
 
     check_artifact_target(args.out)  # before minutes of training: a folder of the user's files is never replaced
     pairs = load_pairs(args.data)

@@ -21,18 +21,9 @@ import json
 from pathlib import Path
 from typing import Callable, Optional
 
+from ..artifacts import ARTIFACT_MARKER, check_artifact_target, write_artifact_marker
 from ..errors import DataError
-from ..io import (
-    ARTIFACT_MARKER,
-    atomic_write_bytes,
-    atomic_write_json,
-    check_artifact_target,
-    read_json,
-    read_text,
-    save_jsonl,
-    sha256_file,
-    write_artifact_marker,
-)
+from ..io import atomic_write_bytes, atomic_write_json, read_json, read_text, save_jsonl, sha256_file
 from .msc import MSC_SPLITS, read_msc
 from .releases import LOCOMO_FILES, dialogsum_files, read_dialogsum, read_locomo, read_personaext, read_samsum
 from .splits import SPLITS

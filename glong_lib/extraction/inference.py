@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from ..artifacts import ARTIFACT_MARKER, verify_artifact, write_artifact_marker
 from ..config import ExtractorSettings, Profile, get_profile
 from ..errors import DataError
-from ..io import ARTIFACT_MARKER, PathLike, verify_artifact, write_artifact_marker
+from ..io import PathLike
 from ..models import cache_dir, loading
 from ..schema import Conversation, Triple
 from ..text import cut_to_tokens, resolve_subject
@@ -257,7 +258,7 @@ def check_canary(extractor: "TripleExtractor") -> None:
 
 def _mark_cached_adapter(adapter: Path) -> None:
     """An adapter in glong's own cache trained before artifacts carried checksums gets its marker
-    once it has loaded, so damage from then on is found (:func:`io.verify_artifact`); damage done
+    once it has loaded, so damage from then on is found (:func:`artifacts.verify_artifact`); damage done
     before cannot be told apart from the weights themselves."""
     if (adapter / ARTIFACT_MARKER).exists() or adapter.resolve().parent != cache_dir("extractor").resolve():
         return

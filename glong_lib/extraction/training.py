@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
+from ..artifacts import check_artifact_target, publish_folder, write_artifact_marker
 from ..config import BUNDLED_SMOLLM2, Profile, get_profile
 from ..errors import DataError
-from ..io import PathLike, check_artifact_target, publish_folder, write_artifact_marker
+from ..io import PathLike
 from ..models import cache_dir, causal_lm_path, choose_device, loading, seed_everything
 from ..schema import TriplePair
 from .prompt import (

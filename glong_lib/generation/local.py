@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from ..artifacts import verify_artifact
 from ..errors import DataError
-from ..io import verify_artifact
 from ..models import BUNDLED_SMOLLM2, load_causal_lm, loading
 from .prompt import (
     MEMORY_HEADER,
