@@ -51,11 +51,12 @@ def sha256(path: Path) -> str:
 
 
 def git_commit(repo: Path = REPO) -> Optional[str]:
-    """``git rev-parse HEAD`` of the checkout (with ``+dirty`` when tracked files changed), or None."""
+    """``git rev-parse HEAD`` of the checkout (with ``+dirty`` when a tracked file outside ``results/``
+    changed: an earlier result file being rewritten does not change what the run computes), or None."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!results"], cwd=repo,
                                capture_output=True, text=True, timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
