@@ -35,6 +35,28 @@ def test_write_result_records_the_provenance(tmp_path):
     assert record["date"].endswith("Z") and record["figures"] == {"auc": 0.5}
 
 
+def test_the_commit_is_dirty_when_code_changed_but_not_when_a_result_file_did(tmp_path):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "code.py").write_text("a = 1\n")
+    (tmp_path / "results" / "r.json").write_text("{}\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "x")
+    head = R.git_commit(tmp_path)
+    assert len(head) == 40
+    (tmp_path / "results" / "r.json").write_text('{"new": 1}\n')
+    assert R.git_commit(tmp_path) == head
+    (tmp_path / "code.py").write_text("a = 2\n")
+    assert R.git_commit(tmp_path) == head + "+dirty"
+    assert R.git_commit(tmp_path / "results" / "..") == head + "+dirty"
+
+
 def test_a_missing_input_is_refused(tmp_path):
     with pytest.raises(DataError, match="result input not found"):
         R.write_result("x", {}, inputs=[tmp_path / "absent.json"], settings=None, command=["c"], wall_s=0,
