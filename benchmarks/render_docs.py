@@ -68,6 +68,15 @@ def salience(folder: Path) -> str:
               "in the human summary; `results/bench_salience.json`.")
 
 
+def memory(folder: Path) -> str:
+    """Graph memory size and speed on synthetic triples (``bench_memory``): every column of its rows."""
+    record = read_result("bench_memory", folder)
+    rows = record["figures"]["rows"]
+    head = list(rows[0])
+    return (_table(head, [[f"{r[k]:,}" if isinstance(r[k], int) else r[k] for k in head] for r in rows])
+            + f"\n\n`results/bench_memory.json` (`{record['command']}`).")
+
+
 def parser(folder: Path) -> str:
     """Seconds of the tolerant output parser per adversarial shape and input size (``bench_parser``)."""
     figures = read_result("bench_parser", folder)["figures"]
@@ -93,7 +102,7 @@ def files(folder: Path) -> str:
 
 
 RENDERERS: dict[str, Callable[[Path], str]] = {"tokens": tokens, "latency": latency, "salience": salience,
-                                               "parser": parser, "files": files}
+                                               "parser": parser, "memory": memory, "files": files}
 
 
 def render_text(text: str, folder: Path = RESULTS) -> str:
