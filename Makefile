@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run smoke test test-fast test-hub lint bench bench-full mutation site site-test clean
+.PHONY: setup run smoke test test-fast test-hub lint docs bench bench-full mutation site site-test clean
 
 setup: $(VENV)/.installed
 
@@ -41,6 +41,11 @@ test-hub: setup
 
 lint: setup
 	$(BIN)/python -m ruff check glong_lib tests benchmarks conftest.py site
+
+# The result tables of README.md and docs/*.md, rendered from results/*.json (a full benchmark run writes
+# results/<name>.json with its provenance; docs/development.md). tests/test_results_docs.py checks the output.
+docs: setup
+	$(BIN)/python -m benchmarks.render_docs
 
 # Every benchmark at its smallest size (seconds each; see benchmarks/README.md); bench-full runs the
 # real sizes (hours, model training; the real-data parts only where GLONG_REAL_DATA is set).

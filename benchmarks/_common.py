@@ -20,10 +20,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from benchmarks._results import RESULTS, this_command, write_result
 from glong_lib.datasets import REAL_DATA_ENV, describe, split_file, split_names, split_path
 from glong_lib.io import atomic_write_json
 from glong_lib.memory import HashEncoder
 from glong_lib.retrieval import CachingEncoder
+
+_STARTED = time.perf_counter()  # a benchmark imports this harness first: its wall time counts from here
 
 
 def time_calls(fn: Callable[[Any], Any], inputs: Iterable[Any]) -> list[float]:
@@ -71,31 +74,49 @@ def add_split_option(parser: argparse.ArgumentParser, prefix: str, default: str,
 
 def bench_parser(doc: str) -> argparse.ArgumentParser:
     """An argument parser with the options every benchmark takes: ``--json PATH`` (write the
-    results there) and ``--quick`` (the smallest size: seconds, no real data, no trained model
-    beyond the smoke profile's)."""
+    results there), ``--quick`` (the smallest size: seconds, no real data, no trained model
+    beyond the smoke profile's) and ``--results-dir`` (where a full run's result file goes)."""
     p = argparse.ArgumentParser(description=doc.strip().split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write the results to this JSON file")
     p.add_argument("--quick", action="store_true", help="the smallest size (seconds; what the smoke test runs)")
+    p.add_argument("--results-dir", type=Path, default=RESULTS, metavar="DIR",
+                   help="a full run writes DIR/<name>.json with its provenance (default results/; --quick writes none)")
     return p
 
 
-def write_results(path: Optional[Path], results: Any) -> None:
-    """Write ``results`` to ``path`` as JSON (atomically) when a path was given."""
-    if path is not None:
-        atomic_write_json(path, results)
+def settings_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The command-line settings of a run, as JSON values (the output options left out)."""
+    skip = {"json", "quick", "results_dir"}
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in sorted(vars(args).items()) if k not in skip}
 
 
-def run_locomo_or_probes(args, locomo: Callable[[Any], Any], probes: Callable[[Any], Any]) -> int:
+def write_results(args: argparse.Namespace, results: Any, name: str, inputs: Iterable[Path] = (),
+                  settings: Optional[dict[str, Any]] = None, resamples: Optional[dict[str, str]] = None) -> None:
+    """Write ``results`` to ``--json`` as they are (when given) and, unless ``--quick``, to
+    ``--results-dir/<name>.json`` with their provenance (``_results.write_result``: the command, commit,
+    SHA-256 of ``inputs``, ``settings`` beside the command-line ones, machine, wall time)."""
+    if args.json is not None:
+        atomic_write_json(args.json, results)
+    if not args.quick:
+        path = write_result(name, results, inputs=inputs, settings={"options": settings_of(args), **(settings or {})},
+                            command=this_command(), wall_s=time.perf_counter() - _STARTED,
+                            resamples=resamples, folder=args.results_dir)
+        print(f"result written to {path}")
+
+
+def run_locomo_or_probes(args, locomo: Callable[[Any], Any], probes: Callable[[Any], Any], name: str,
+                         resamples: Optional[dict[str, str]] = None) -> int:
     """The ``main`` of a LoCoMo benchmark: ``probes(args)`` with ``--quick`` or when ``args.split``
     is not under ``$GLONG_REAL_DATA`` (saying so), else ``locomo(args)`` with the split recorded
     beside its numbers (``"data"``); the results go to ``--json``."""
-    if args.quick or not real_split(args.split):
+    real = None if args.quick else real_split(args.split)
+    if real is None:
         if not args.quick:
             print(f"LoCoMo split '{args.split}': not found (GLONG_REAL_DATA); running on the shipped probes instead")
         out = {"data": "the shipped probes", **probes(args)}
     else:
         print(f"LoCoMo split '{args.split}' ({', '.join(describe(args.split).get('samples', []))})")
         out = {"data": describe(args.split), **locomo(args)}  # which split the numbers come from
-    write_results(args.json, out)
+    write_results(args, out, name, inputs=[real] if real else [], resamples=resamples)
     return 0

@@ -76,7 +76,7 @@ def main(argv=None) -> int:
                "give --adapters" if not args.adapters else None)
     if skipped:
         print(f"skipped: {skipped}")
-        write_results(args.json, {"skipped": skipped})
+        write_results(args, {"skipped": skipped}, "bench_anchor_reach")
         return 0
     encoder = load_encoder("offline")
     results = {}
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
         results[adapter.name] = reach(path, adapter, encoder, args.conversations)
         print(f"{adapter.name}: " + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                                                 for k, v in results[adapter.name].items()))
-    write_results(args.json, {"data": describe(args.split), "adapters": results})
+    write_results(args, {"data": describe(args.split), "adapters": results}, "bench_anchor_reach", inputs=[path])
     return 0
 
 

@@ -110,7 +110,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--questions", type=int, default=None, help="only the first N questions")
     p.add_argument("--profile", default="offline")
     add_split_option(p, "locomo", "locomo-report", "LoCoMo questions")
-    return run_locomo_or_probes(p.parse_args(argv), locomo, probes)
+    return run_locomo_or_probes(p.parse_args(argv), locomo, probes, "bench_answers",
+                                {"95% CI": "questions (bootstrap)"})
 
 
 if __name__ == "__main__":

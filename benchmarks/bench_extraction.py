@@ -145,7 +145,9 @@ def main(argv=None) -> int:
             real_models, lambda m: EX.evaluate_on_pairs(m, dev, args.batch_size, progress=False)[0])
         print(f"trained on {len(train)} utterances, scored on {len(dev)} held-out utterances")
 
-    write_results(args.json, results)
+    write_results(args, results, "bench_extraction",
+                  inputs=[data_path("conversations"), *([ex.personaext_path()] if "personaext" in args.parts
+                                                        and ex.personaext_path() else [])])
     return 0
 
 

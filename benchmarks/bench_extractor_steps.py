@@ -31,6 +31,7 @@ from benchmarks._common import bench_parser, write_results
 from glong_lib import extraction as ex
 from glong_lib.config import get_profile
 from glong_lib.evaluation import extraction as EX
+from glong_lib.io import data_path
 from glong_lib.models import cache_dir
 
 #: ``--quick``: train the smoke profile this many steps, two snapshots, score this many dev utterances.
@@ -89,8 +90,9 @@ def main(argv=None) -> int:
         print(f"{row['step']:>6}{row['train minutes']:>9}"
               + "".join(f"{row[name][k]:>34}" for name in sets for k in ("f1 norm", "f1 partial")))
     print("(scored on: " + ", ".join(f"{name} {len(items)} utterances" for name, items in sets.items()) + ")")
-    write_results(args.json, {"rows": rows, "sizes": {k: len(v) for k, v in sets.items()},
-                              "train_seconds": log["train_seconds"]})
+    write_results(args, {"rows": rows, "sizes": {k: len(v) for k, v in sets.items()},
+                         "train_seconds": log["train_seconds"]}, "bench_extractor_steps",
+                  inputs=[data_path("triple_pairs.jsonl"), *([ex.personaext_path()] if len(sets) > 1 else [])])
     return 0
 
 

@@ -184,7 +184,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--max-turns", type=int, default=None, help="LoCoMo: the first N turns of each")
     p.add_argument("--profile", default="offline")
     add_split_option(p, "locomo-dev", "locomo-dev", "LoCoMo (selection and report, split by sample id)")
-    return run_locomo_or_probes(p.parse_args(argv), locomo, probes)
+    return run_locomo_or_probes(p.parse_args(argv), locomo, probes, "bench_graph",
+                                {"95% CI": "questions (bootstrap)"})
 
 
 if __name__ == "__main__":

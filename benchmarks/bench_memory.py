@@ -180,7 +180,7 @@ def main(argv=None) -> int:
     from glong_lib.commands.common import print_table
 
     print_table(rows)
-    write_results(args.json, {"rows": rows})
+    write_results(args, {"rows": rows}, "bench_memory")
     return 0
 
 

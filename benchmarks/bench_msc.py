@@ -233,9 +233,9 @@ def candidates(argv) -> int:
     print(f"\n{candidate_title(runs[first_name]['settings'])}")
     for row in rows:
         print("\n".join(f"  {k}: {v}" for k, v in row.items()), end="\n\n")
-    write_results(ours.json, {"data": describe(ours.split), "candidates": rows,
-                              "runs": {n: {k: v for k, v in d.items() if k != "records"} for n, d in runs.items()},
-                              "records": {n: d["records"] for n, d in runs.items()}})
+    write_results(ours, {"data": describe(ours.split), "candidates": rows,
+                         "runs": {n: {k: v for k, v in d.items() if k != "records"} for n, d in runs.items()},
+                         "records": {n: d["records"] for n, d in runs.items()}}, "bench_msc-candidates", inputs=[msc])
     return 0
 
 
@@ -284,7 +284,8 @@ def memory_ablation_table(argv) -> int:
         print(f"  {name:<11} {r['prompts']} prompts in {r['conversations']} conversations: with memory "
               f"{r['with memory']}, without {r['without memory']}, difference "
               f"{_interval(r['with memory - without'], r['ci low'], r['ci high'], 3)}")
-    write_results(ours.json, {"data": describe(ours.split), "memory ablation": results})
+    write_results(ours, {"data": describe(ours.split), "memory ablation": results}, "bench_msc-memory-ablation",
+                  inputs=[msc], resamples={"ci low/high": "conversations (bootstrap)"})
     return 0
 
 
@@ -300,7 +301,19 @@ def main(argv=None) -> int:
         return candidates(argv)
     if "--memory-ablation" in argv:
         return memory_ablation_table(argv)
-    return glong(eval_msc_args(argv))
+    status = glong(eval_msc_args(argv))
+    ours, _ = msc_parser().parse_known_args(argv)
+    if status == 0 and not ours.quick and ours.json is not None:  # eval-msc wrote --json; keep it with provenance
+        import argparse
+        import json
+
+        from benchmarks._common import write_results
+
+        msc = real_split(ours.split)
+        write_results(argparse.Namespace(**{**vars(ours), "json": None}), json.loads(ours.json.read_text()),
+                      "bench_msc", inputs=[msc] if msc else [], settings={"glong eval-msc": eval_msc_args(argv)},
+                      resamples={"95% intervals": "conversations (paired bootstrap)"})
+    return status
 
 
 if __name__ == "__main__":

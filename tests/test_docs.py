@@ -5,7 +5,7 @@
   value, one of its choices), or a field of a settings class in ``glong_lib.config``;
 * every code reference ``file.py:N`` points at a line of an existing file; every notebook section,
   benchmark and deviation row the map names exists;
-* every decimal number or percentage in them appears in a committed result file (``data/results``) or
+* every decimal number or percentage in them appears in a committed result file (``results/``) or
   a notebook's saved output (the rule of ``tests/test_claims.py``, whose helpers this reuses);
 * the map lists each of the paper's 14 tables and 8 figures once, with the README's status while the
   README keeps its own copy of the map.
@@ -172,7 +172,7 @@ def code_reference_problems(text: str) -> list[str]:
 @lru_cache(maxsize=1)
 def committed_numbers() -> frozenset[float]:
     """Every number in a committed result file or in a notebook's saved outputs."""
-    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "data" / "results").glob("*.json"))]
+    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "results").glob("*.json"))]
     texts += [outputs_text(json.loads(p.read_text(encoding="utf-8")))
               for p in sorted((ROOT / "notebooks").glob("*.ipynb"))]
     return frozenset(_value(m.group(0).lstrip("+-")) for t in texts for m in NUMBER.finditer(t))
@@ -230,8 +230,8 @@ def test_a_row_without_switch_or_reason_is_caught():
 def test_each_effect_is_not_measured_or_names_its_committed_source():
     for row in table(DEVIATIONS):
         effect = row["Effect"]
-        assert re.search(r"not measured|notebook \d\d|data/results/|see row \d+", effect), (row["#"], effect)
-        for name in re.findall(r"data/results/[\w.]+\.json", effect):
+        assert re.search(r"not measured|notebook \d\d|`results/|see row \d+", effect), (row["#"], effect)
+        for name in re.findall(r"(?<![\w/])results/[\w.-]+\.json", effect):
             assert (ROOT / name).is_file(), name
         for nb in re.findall(r"notebook (\d\d)", effect):
             assert list((ROOT / "notebooks").glob(f"{nb}_*.ipynb")), nb

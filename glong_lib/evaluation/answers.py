@@ -138,7 +138,7 @@ def memory_line(text: str, date: Optional[str]) -> str:
 def qa_prompt(question: str, lines: Sequence[str], speakers: Sequence[str]) -> list[dict[str, str]]:
     """The chat messages that ask ``question`` with the memory ``lines``, in plain words (no tags, no
     dashes; with no memories the block is left out): the layout that stopped the 135M model copying
-    the prompt's header as its answer (``benchmarks/bench_answers.py``, README's LoCoMo answers).
+    the prompt's header as its answer (``benchmarks/bench_answers.py``; docs/results.md).
 
     >>> print(qa_prompt("Where?", ["I live in Paris. (8 May 2023)"], ["Ana", "Bo"])[1]["content"])
     Things Ana and Bo said in earlier conversations:
