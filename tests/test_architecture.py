@@ -20,8 +20,6 @@ LIB = ROOT / "glong_lib"
 #: listed below, each with the reason it stays whole.
 MAX_LINES = 400
 LONG_MODULES = {
-    "memory/graph.py": "one class, GraphMemory, whose methods keep one invariant between the faiss index "
-                       "and the networkx graph (node id = index position; aliases, merges, supersession)",
     "evaluation/msc.py": "the MSC runner and MSCResults, which share one row format (tables, intervals, "
                          "checkpoints), with the paper's quoted numbers they are printed beside",
     "salience/decoder_only.py": "the offline salience source in one place: its settings (its cache key), the "
