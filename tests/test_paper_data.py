@@ -11,6 +11,7 @@ from test_retrieval import WordEncoder
 
 from glong_lib import loaders
 from glong_lib.cli import main
+from glong_lib.errors import DataError
 from glong_lib.schema import Triple
 
 
@@ -106,7 +107,7 @@ def test_paper_data_bad_input_is_one_line(tmp_path, writer, broken):
     data = json.loads(path.read_text())
     broken(data)
     path.write_text(json.dumps(data))
-    with pytest.raises(loaders.DataError) as info:
+    with pytest.raises(DataError) as info:
         loaders.load_conversations(path)
     assert "\n" not in str(info.value)
 

@@ -18,6 +18,7 @@ from ..schema import QA, Conversation, Triple
 from ..text import content_words
 from .retrieval import (
     DEFAULT_METHODS,
+    GRAPH_METHODS,
     MEMORY_SOURCES,
     EvidenceEvaluation,
     evaluate_evidence,
@@ -25,9 +26,6 @@ from .retrieval import (
     memory_before,
     primed_encoder,
 )
-
-#: The methods that need a graph memory (and so extracted triples).
-GRAPH_METHODS = ("glong", "flat", "ppr")
 
 
 def locomo_questions(questions: Sequence[QA]) -> tuple[list[QA], dict[str, int]]:
