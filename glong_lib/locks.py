@@ -1,8 +1,8 @@
 """Advisory file locks with a deadline (``fcntl.flock`` on a lock file), for the memory folder's
 ``.glong.lock`` and the model cache's conversion lock.
 
-* A lock is never waited for forever: :func:`hold` tries without blocking, notes on stderr when the
-  wait gets long, and gives up at its deadline with one line naming the lock file and the pid of
+* A lock is never waited for forever: :func:`hold` tries without blocking, notes on a terminal's
+  stderr when the wait gets long, and gives up at its deadline with one line naming the lock file and the pid of
   the process that holds it (a writer writes its pid into the lock file).
 * A thread that already holds a lock file exclusively may take it again (a ``query --save-access``
   holds its memory from load to save, and the load and the save inside take the same lock): flock
@@ -36,7 +36,8 @@ try:
 except ImportError:  # pragma: no cover - not POSIX: no locking (one writer at a time is then the user's job)
     fcntl = None
 
-#: After this long waiting for a lock, say on stderr who holds it (a shorter wait says nothing).
+#: After this long waiting for a lock, say on a terminal's stderr who holds it (a shorter wait, or
+#: stderr that is a file or pipe, says nothing: the failure is then exactly one line).
 NOTE_AFTER_S = 2.0
 #: How often a waiting process tries the lock again.
 POLL_S = 0.05
@@ -133,7 +134,7 @@ def _acquire(fd: int, path: Union[str, Path], exclusive: bool, wait: float) -> N
         if waited >= wait:
             raise DataError(f"still locked by {holder} after {wait:g} s; try again when it has finished "
                             f"(or wait longer with --wait SECONDS)", path=path)
-        if not noted and waited >= NOTE_AFTER_S:
+        if not noted and waited >= NOTE_AFTER_S and sys.stderr.isatty():  # a person is watching; a log gets one line
             print(f"glong: waiting up to {wait:g} s for {holder}, which holds {path}", file=sys.stderr, flush=True)
             noted = True
         time.sleep(min(POLL_S, max(wait - waited, 0.0)))

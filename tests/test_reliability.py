@@ -312,13 +312,13 @@ def test_query_save_access_never_reverts_a_concurrent_save(tmp_path, monkeypatch
 
     from glong_lib import config
     from glong_lib.cli import main
-    from glong_lib.memory import GraphMemory, HashEncoder, graph
+    from glong_lib.memory import GraphMemory, HashEncoder, entities
     from glong_lib.retrieval import AssociativeRetriever
 
     folder = _memory(tmp_path / "m", 4)
     newer = GraphMemory(encoder=HashEncoder(32))
     newer.add_triples([Triple(f"n{i}", "likes", f"o{i}") for i in range(7)], 20.0, session=1)
-    monkeypatch.setattr(graph, "load_encoder", lambda *a, **k: HashEncoder(32))
+    monkeypatch.setattr(entities, "load_encoder", lambda *a, **k: HashEncoder(32))
     monkeypatch.setattr(config, "LOCK_WAIT_S", 0, raising=False)
     real_retrieve, outcome = AssociativeRetriever.retrieve, {}
 
@@ -370,12 +370,14 @@ def test_a_memory_locked_by_a_stopped_process_is_one_line_within_wait(tmp_path, 
     harness's 30 s, with one line naming the lock file and the holder's pid, exit 2, nothing changed."""
     import time
 
+    from glong_lib import models
     from glong_lib.cli import main
-    from glong_lib.memory import HashEncoder, graph
+    from glong_lib.memory import HashEncoder, entities
 
     conv = str(Path(__file__).parent.parent / "data" / "conversations" / "c01.json")
     folder = _memory(tmp_path / "m", 4)
-    monkeypatch.setattr(graph, "load_encoder", lambda *a, **k: HashEncoder(32))
+    monkeypatch.setattr(entities, "load_encoder", lambda *a, **k: HashEncoder(32))
+    monkeypatch.setattr(models, "load_encoder", lambda *a, **k: HashEncoder(32))  # glong build's LazyEncoder
     before = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != ".glong.lock"}
     child = _stopped_lock_holder(folder / ".glong.lock")
     try:
