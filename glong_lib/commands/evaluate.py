@@ -23,7 +23,16 @@ from pathlib import Path
 from ..config import MEMORY_FORMATS, RESPONDERS, with_overrides
 from ..errors import DataError
 from ..io import atomic_write_text, check_output_file, data_path
-from .common import add_profile_option, checkpoint_from, finite_json, number, print_table, profile_from
+from .common import (
+    add_endpoint_options,
+    add_profile_option,
+    checkpoint_from,
+    endpoint_from_args,
+    finite_json,
+    number,
+    print_table,
+    profile_from,
+)
 
 #: The two prompt variants of ``--variants`` (their names in the tables).
 RANKED = "G-Long, ranked memory lines"
@@ -89,6 +98,8 @@ def register(sub) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1")
     p.add_argument("--model", default=None, help="generator model name or directory")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    add_endpoint_options(p, skip=("base_url", "model", "api_key_env"), what="--generator openai")
+    add_endpoint_options(p, prefix="extractor-", what="--triples model through a server")
     p.add_argument("--max-new-tokens", type=number(int, 1), default=None,
                    help="cap each reply at N tokens (default: no cap for --generator openai, the paper's setting; "
                         f"{LOCAL_REPLY_TOKENS} for the local model)")
@@ -134,7 +145,10 @@ def build_generator(args, adapter=None):
         return MemoryEchoGenerator(max_new_tokens=args.max_new_tokens or LOCAL_REPLY_TOKENS)
     if args.generator == "openai" and not args.base_url:
         raise DataError("--generator openai needs --base-url")
-    local = {} if args.generator == "openai" else {"stop_at_line_end": not args.full_replies}
+    e = endpoint_from_args(args)
+    local = ({"timeout": e.timeout, "deadline": e.deadline, "retries": e.retries, "concurrency": e.concurrency,
+              "max_reply_bytes": e.max_reply_bytes, "cache": e.reply_cache} if args.generator == "openai"
+             else {"stop_at_line_end": not args.full_replies})
     cap = args.max_new_tokens if args.generator == "openai" else args.max_new_tokens or LOCAL_REPLY_TOKENS
     generator = make_generator(profile_from(args).name, max_new_tokens=cap,
                                base_url=args.base_url if args.generator == "openai" else None,
@@ -219,6 +233,8 @@ def run(args) -> int:
     profile = profile_from(args)
     if args.extractor_steps:
         profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
+    if args.extractor_base_url:  # --triples model through a server (extraction.remote)
+        profile = with_overrides(profile, extractor__endpoint=endpoint_from_args(args, "extractor-"))
     source = TripleSource(mode, score=not args.no_salience, profile=profile, scope=args.scope)
     adapter = None
     if args.responder != "plain":
@@ -233,6 +249,8 @@ def run(args) -> int:
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
                        else "gpt-4o-mini")
     if args.reply_probe and args.generator == "local":
+        from .msc_probe import reply_probe
+
         reply_probe(convs, source, args.reply_probe, profile_from(args))
     start = time.perf_counter()
     result = evaluate(args, agents, generator, source, convs, price)
@@ -363,35 +381,3 @@ def print_comparison(report: dict) -> None:
               f"G-Long higher in {c['method wins']}/{cmp['conversations']}); the paper's "
               f"{c['paper difference']:+.2f} needs about {c['replies needed']} paired replies "
               f"(this run: {cmp['replies']})")
-
-
-def reply_probe(convs, source, n: int, profile) -> None:
-    """Generate ``n`` G-Long replies (the first queries of session 2 of the first conversations) with
-    160 new tokens and no first-line stop, and count how they end: the evidence behind the default."""
-    from ..agent import GLongAgent
-    from ..evaluation.msc import session_queries
-    from ..generation import LocalChatGenerator
-
-    class Keeping(LocalChatGenerator):  # keeps the raw text the agent's clean_reply would shorten
-        def generate(self, messages, max_new_tokens=None):
-            self.last = super().generate(messages, max_new_tokens)
-            return self.last
-
-    probe = Keeping(profile.generator.model, max_new_tokens=160, stop_at_line_end=False, cache=False)
-    agent = GLongAgent(probe, source, name="probe")
-    rows = []
-    for conv in convs:
-        if len(rows) >= n:
-            break
-        agent.start(conv)
-        agent.observe_session(conv.sessions[0], conv)
-        for q in session_queries(conv.sessions[1], conv.speakers[0], conv.speakers[1], limit=n - len(rows)):
-            r = agent.respond(q.query.text, q.context, q.query.time_s)
-            raw = probe.last.text
-            rows.append({"tokens": r.completion_tokens, "hit limit": r.completion_tokens >= 160,
-                         "writes the other speaker": f"{conv.speakers[0]}:" in raw,
-                         "re-prints <MEMORY>": "<MEMORY>" in raw})
-    print(f"Reply probe: {len(rows)} G-Long replies, 160 new tokens, no first-line stop")
-    for key in ("hit limit", "writes the other speaker", "re-prints <MEMORY>"):
-        print(f"  {key}: {sum(r[key] for r in rows)}/{len(rows)}")
-    print(f"  mean tokens {sum(r['tokens'] for r in rows) / max(1, len(rows)):.0f}\n")
