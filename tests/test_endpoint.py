@@ -131,4 +131,50 @@ def test_complete_many_keeps_input_order_and_the_disk_cache(server, tmp_path):
     assert [r.prompt_tokens for r in replies] == [2] * 10 and len(cache) == 10 and requests_answered(url) == 10
     again = Endpoint(EndpointSettings(base_url=url, model="m"), cache=DiskReplyCache(tmp_path / "r.sqlite"))
     assert all(r.cached for r in again.complete_many(bodies)) and requests_answered(url) == 10
-    assert again.cache.get(request_key(bodies[0])) == Reply(replies[0].text, 2, 6, 0.0, True)
+    assert again.cache.get(request_key(bodies[0])) == Reply(replies[0].text, 2, 7, 0.0, True)
+
+
+def test_prefetch_stops_recording_at_a_memory_writing_request():
+    """A summary's reply shapes the prompts after it: they are not asked ahead (they would be paid for
+    and never used); the replies before it, and the summary request itself, are."""
+    from testdata import DATA
+
+    from glong_lib.evaluation.msc import prefetch_conversation
+    from glong_lib.generation import Generation
+    from glong_lib.loaders import load_conversations
+
+    class Generator:
+        concurrency, max_prompt_tokens, first_line_only = 4, 10_000, False
+
+        def __init__(self):
+            self.asked = []
+
+        def prefetch(self, requests, progress=False):
+            self.asked.extend(requests)
+
+        def count_tokens(self, messages):
+            return 1
+
+        def generate(self, messages, max_new_tokens=None):
+            return Generation("summary" if max_new_tokens else "reply", 1, 1)
+
+    class Summarising:  # the summary memory's shape: a generated summary after each session
+        def __init__(self, generator):
+            self.generator = generator
+
+        def start(self, conv):
+            self.summaries = []
+
+        def observe_session(self, session, conv):
+            self.summaries.append(self.generator.generate([{"role": "user", "content": "sum"}], 64).text)
+
+        def respond(self, text, context, now_s):
+            from glong_lib.agent import AgentReply
+
+            g = self.generator.generate([{"role": "user", "content": f"{self.summaries} {text}"}])
+            return AgentReply(g.text, 1, 1)
+
+    conv = load_conversations(DATA / "conversations" / "c01.json")[0]
+    gen = Generator()
+    n = prefetch_conversation({"s": Summarising(gen)}, conv, conv.sessions[:3], 2, "session")
+    assert n == 1 and gen.asked == [([{"role": "user", "content": "sum"}], 64)]

@@ -470,16 +470,20 @@ def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversat
 
 
 class _Recorder:
-    """A generator's stand-in that notes each request and answers with an empty reply."""
+    """A generator's stand-in that notes each request and answers with an empty reply. A request
+    with its own token limit writes memory (a session summary): its reply shapes the prompts after
+    it, which the empty reply cannot stand for, so recording stops there."""
 
     def __init__(self, generator):
-        self.generator, self.requests = generator, []
+        self.generator, self.requests, self.stopped = generator, [], False
 
     def __getattr__(self, name):
         return getattr(self.generator, name)
 
     def generate(self, messages, max_new_tokens=None):
-        self.requests.append((messages, max_new_tokens))
+        if not self.stopped:
+            self.requests.append((messages, max_new_tokens))
+            self.stopped = max_new_tokens is not None
         return Generation("", 0, 0)
 
 
@@ -492,7 +496,8 @@ def prefetch_conversation(agents: dict[str, Any], conv: Conversation, sessions: 
     answers nothing; then the requests go out together, ``concurrency`` at a time. A reply prompt
     depends on the gold context and the memory, never on earlier replies, so the real play that
     follows finds every reply waiting. (A memory the generator writes itself, the summary memory,
-    makes its later prompts differ from the recorded ones: those are asked as the play reaches them.)
+    makes the prompts after it depend on its reply: recording stops at that request, and the rest
+    are asked as the play reaches them; nothing is asked that the play will not use.)
     """
     batches: dict[int, tuple[Any, list]] = {}
     for name, agent in agents.items():
