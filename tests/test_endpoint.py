@@ -93,16 +93,19 @@ def test_absurd_usage_is_ignored_with_a_warning(server, tmp_path, capsys):
 
 
 def test_a_resumed_run_asks_only_what_was_not_answered(server, tmp_path, capsys):
-    """The server answers two requests, then fails: the run stops with one line; run again against a
-    working server, only the rest is asked (the two replies come from the reply cache)."""
-    args = [*RUN, "--methods", "no-history", "long-context", "--max-sessions", "3", "--out", str(tmp_path / "r.json")]
-    assert glong([*args, "--base-url", server("--mode", "ok-after-2")]) == 2
-    assert "only 2 requests" in capsys.readouterr().err
+    """The server answers three requests, then fails: the run stops with one line, the finished
+    (conversation, method) in its checkpoint and every reply in the reply cache. Resumed against a
+    working server with more requests in flight (a transport option: the checkpoint takes it), only
+    the one unanswered request is asked."""
+    args = [*RUN, "--methods", "no-history", "long-context", "--max-sessions", "3", "--out", str(tmp_path / "r.json"),
+            "--checkpoint", str(tmp_path / "ck.jsonl")]
+    assert glong([*args, "--base-url", server("--mode", "ok-after-3")]) == 2
+    assert "only 3 requests" in capsys.readouterr().err and not (tmp_path / "r.json").exists()
     url = server()
-    assert glong([*args, "--base-url", url]) == 0
+    assert glong([*args, "--resume", "--concurrency", "4", "--base-url", url]) == 0
     records = json.loads((tmp_path / "r.json").read_text())["records"]
-    assert len(records) == 4 and requests_answered(url) == 2
-    assert sum(r["cached"] for r in records) == 2
+    assert len(records) == 4 and requests_answered(url) == 1
+    assert [r["cached"] for r in records if r["method"] == "Long context"] == [True, False]
 
 
 def test_requests_in_flight_give_the_same_records_in_order(server, tmp_path, monkeypatch):
@@ -178,3 +181,23 @@ def test_prefetch_stops_recording_at_a_memory_writing_request():
     gen = Generator()
     n = prefetch_conversation({"s": Summarising(gen)}, conv, conv.sessions[:3], 2, "session")
     assert n == 1 and gen.asked == [([{"role": "user", "content": "sum"}], 64)]
+
+
+def test_every_endpoint_field_is_an_option_where_an_lm_call_can_leave(capsys):
+    import argparse
+    from dataclasses import fields
+
+    from glong_lib.commands import evaluate, extractor, retrieval
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    for module in (evaluate, extractor, retrieval):
+        module.register(sub)
+    flags = {name: {a for action in p._actions for a in action.option_strings} for name, p in sub.choices.items()}
+    for f in fields(EndpointSettings):
+        flag = f.name.replace("_", "-")
+        assert f"--{flag}" in flags["extract"] and f"--{flag}" in flags["eval-msc"]
+        assert f"--extractor-{flag}" in flags["eval-msc"] and f"--extractor-{flag}" in flags["eval-retrieval"]
+    with pytest.raises(SystemExit):  # the option refuses what the dataclass refuses, before any work
+        parser.parse_args(["extract", "x.json", "--out", "y", "--concurrency", "0"])
+    assert "0 is outside [1, 256]" in capsys.readouterr().err

@@ -270,3 +270,9 @@ def endpoint_from_args(args, prefix: str = "", base=None):
     changes = {f.name: getattr(args, f"{prefix.replace('-', '_')}{f.name}") for f in fields(EndpointSettings)
                if getattr(args, f"{prefix.replace('-', '_')}{f.name}", None) is not None}
     return replace(base, **changes)
+
+
+def add_device_option(parser) -> None:
+    """``--device``: where the local models of a command run (``commands.devices``)."""
+    parser.add_argument("--device", default=None, choices=("cuda", "mps", "cpu"),
+                        help="where local models run (default: the GPU when there is one)")

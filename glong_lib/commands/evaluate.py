@@ -24,6 +24,7 @@ from ..config import MEMORY_FORMATS, RESPONDERS, with_overrides
 from ..errors import DataError
 from ..io import atomic_write_text, check_output_file, data_path
 from .common import (
+    add_device_option,
     add_endpoint_options,
     add_profile_option,
     checkpoint_from,
@@ -58,6 +59,12 @@ PAIRS = [
 
 #: The prompt-token aim against long context (issue 7; the paper: 63.0% fewer).
 TOKEN_AIM = 0.60
+
+#: Options that change how replies are fetched, not what they are: a resumed run may change them
+#: (``--resume`` with ``--concurrency 16`` after an interrupted ``--concurrency 4``, or the server moved
+#: to another address: ``--model`` says what answers, as in the reply cache's key).
+NOT_RESULTS = ("out", *(f"{prefix}{name}" for prefix in ("", "extractor_") for name in (
+    "base_url", "timeout", "deadline", "retries", "concurrency", "reply_cache", "api_key_env")))
 
 #: The local model's reply cap: the 135M model never ends its turn by itself (see ``clean_reply``).
 LOCAL_REPLY_TOKENS = 40
@@ -130,6 +137,7 @@ def register(sub) -> None:
                    help="append each finished (conversation, method) to this JSON-lines file")
     p.add_argument("--resume", action="store_true", help="continue the run recorded in --checkpoint")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_device_option(p)
     add_profile_option(p, smoke=True)
     p.set_defaults(func=run)
 
@@ -199,14 +207,14 @@ def evaluate(args, agents, generator, source, convs, price):
     common = dict(turns_per_session=args.turns_per_session or None, max_sessions=args.max_sessions,
                   price=price, progress=not args.json)
     result = run_msc_evaluation(agents, convs, context_scope=args.context_scope,
-                                checkpoint=checkpoint_from(args, ignore=("out",), value_kind=dict), **common)
+                                checkpoint=checkpoint_from(args, ignore=NOT_RESULTS, value_kind=dict), **common)
     if not wants_variants(args):
         return result
     suffixed = args.checkpoint.with_name(args.checkpoint.name + ".dialogue") if args.checkpoint else None
     other = run_msc_evaluation({DIALOGUE: GLongAgent(generator, source, name=DIALOGUE)}, convs,
                                context_scope="dialogue", **common,
                                checkpoint=checkpoint_from(argparse.Namespace(**{**vars(args), "checkpoint": suffixed}),
-                                                          ignore=("out",), value_kind=dict))
+                                                          ignore=NOT_RESULTS, value_kind=dict))
     return MSCResults(result.records + other.records, result.methods + other.methods,
                       {**result.memory_tokens, **other.memory_tokens}, {**result.wall_s, **other.wall_s},
                       result.price, result.settings)
@@ -222,9 +230,9 @@ def machine() -> str:
 
 
 def run(args) -> int:
-    from ..agent import TripleSource
     from ..evaluation.msc import PriceTable
     from ..models import seed_everything
+    from .devices import DeviceSource, note_device
 
     if args.out:
         check_output_file(args.out)  # before the run: an --out that cannot be written would discard it
@@ -235,7 +243,11 @@ def run(args) -> int:
         profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
     if args.extractor_base_url:  # --triples model through a server (extraction.remote)
         profile = with_overrides(profile, extractor__endpoint=endpoint_from_args(args, "extractor-"))
-    source = TripleSource(mode, score=not args.no_salience, profile=profile, scope=args.scope)
+    source = DeviceSource(mode, score=not args.no_salience, profile=profile, scope=args.scope, device=args.device)
+    local = [s for s, on in (("salience", not args.no_salience), ("extraction", mode == "model"
+                                                                  and not args.extractor_base_url)) if on]
+    if local:
+        note_device(args.device, " and ".join(local))
     adapter = None
     if args.responder != "plain":
         if args.generator != "local" or args.msc is None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..config import PROFILES
 from ..errors import DataError
-from .common import add_endpoint_options, add_profile_option, endpoint_from_args, number, print_table
+from .common import add_device_option, add_endpoint_options, add_profile_option, endpoint_from_args, number, print_table
 
 
 def register(sub) -> None:
@@ -34,6 +34,7 @@ def register(sub) -> None:
     e.add_argument("--sessions", type=number(int, 0), nargs="*", default=None, help="only these session numbers")
     e.add_argument("--batch-size", type=number(int, 1), default=8)
     e.add_argument("--zero-shot", action="store_true", help="the base model with no adapter")
+    add_device_option(e)
     add_endpoint_options(e, what="extract through an OpenAI-compatible server (e.g. vLLM with the adapter)")
     add_profile_option(e)
     e.set_defaults(func=run_extract)
@@ -105,7 +106,12 @@ def run_extract(args) -> int:
     endpoint = endpoint_from_args(args)
     if endpoint.base_url and args.zero_shot:
         raise DataError("--zero-shot is for the local model; a server answers with the model it serves")
-    extractor = load_extractor(args.profile, adapter=args.adapter, zero_shot=args.zero_shot, endpoint=endpoint)
+    if not endpoint.base_url:
+        from .devices import note_device
+
+        note_device(args.device, "extraction")
+    extractor = load_extractor(args.profile, adapter=args.adapter, zero_shot=args.zero_shot, endpoint=endpoint,
+                               device=args.device)
     rows = extraction_rows(conversations, extractor, args.sessions, args.batch_size)
     save_jsonl(args.out, rows)
     print(f"{len(rows)} turns, {sum(len(r['triples']) for r in rows)} triples -> {args.out}")
