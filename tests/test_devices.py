@@ -27,7 +27,7 @@ def test_the_source_loads_its_models_on_the_device(monkeypatch):
     seen = {}
     monkeypatch.setattr(devices, "load_scorer", lambda **kw: seen.setdefault("scorer", kw))
     monkeypatch.setattr(devices, "load_extractor", lambda **kw: seen.setdefault("extractor", kw))
-    source = devices.DeviceSource("model", profile="offline", device="cuda")
+    source = devices.device_source("model", profile="offline", device="cuda")
     source.scorer, source.extractor
     assert seen["scorer"]["device"] == "cuda" and seen["extractor"]["device"] == "cuda"
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import sys
 
-from ..agent import TripleSource
-from ..extraction import load_extractor
-from ..models import choose_device
-from ..salience import load_scorer
+# The command line imports every module of ``commands`` for ``glong --help``: the model stack (torch) is
+# imported when a command runs, not here.
 
 
 def note_device(device, steps: str) -> str:
     """The device ``steps`` will run on; says so in one line when it is the CPU."""
+    from ..models import choose_device
+
     chosen = choose_device(device)
     if chosen == "cpu":
         print(f"note: {steps} run{'s' if ' and ' not in steps else ''} on the CPU"
@@ -20,21 +20,33 @@ def note_device(device, steps: str) -> str:
     return chosen
 
 
-class DeviceSource(TripleSource):
-    """A :class:`agent.TripleSource` whose local models load on ``device``."""
+def device_source(*args, device=None, **kwargs):
+    """An :class:`agent.TripleSource` whose local models (extractor, salience scorer) load on ``device``."""
+    from ..agent import TripleSource
 
-    def __init__(self, *args, device=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.device = device
+    class DeviceSource(TripleSource):
+        @property
+        def extractor(self):
+            if self._extractor is None:
+                self._extractor = load_extractor(profile=self.profile, device=device)
+            return self._extractor
 
-    @property
-    def extractor(self):
-        if self._extractor is None:
-            self._extractor = load_extractor(profile=self.profile, device=self.device)
-        return self._extractor
+        @property
+        def scorer(self):
+            if self._scorer is None:
+                self._scorer = load_scorer(profile=self.profile, device=device)
+            return self._scorer
 
-    @property
-    def scorer(self):
-        if self._scorer is None:
-            self._scorer = load_scorer(profile=self.profile, device=self.device)
-        return self._scorer
+    return DeviceSource(*args, **kwargs)
+
+
+def load_extractor(**kwargs):
+    from ..extraction import load_extractor
+
+    return load_extractor(**kwargs)
+
+
+def load_scorer(**kwargs):
+    from ..salience import load_scorer
+
+    return load_scorer(**kwargs)

@@ -232,7 +232,7 @@ def machine() -> str:
 def run(args) -> int:
     from ..evaluation.msc import PriceTable
     from ..models import seed_everything
-    from .devices import DeviceSource, note_device
+    from .devices import device_source, note_device
 
     if args.out:
         check_output_file(args.out)  # before the run: an --out that cannot be written would discard it
@@ -243,7 +243,7 @@ def run(args) -> int:
         profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
     if args.extractor_base_url:  # --triples model through a server (extraction.remote)
         profile = with_overrides(profile, extractor__endpoint=endpoint_from_args(args, "extractor-"))
-    source = DeviceSource(mode, score=not args.no_salience, profile=profile, scope=args.scope, device=args.device)
+    source = device_source(mode, score=not args.no_salience, profile=profile, scope=args.scope, device=args.device)
     local = [s for s, on in (("salience", not args.no_salience), ("extraction", mode == "model"
                                                                   and not args.extractor_base_url)) if on]
     if local:
