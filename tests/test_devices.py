@@ -21,15 +21,19 @@ def test_a_step_on_the_cpu_says_so_in_one_line(capsys, monkeypatch):
     assert note_device(None, "salience") == "cuda" and capsys.readouterr().err == ""
 
 
-def test_the_source_loads_its_models_on_the_device(monkeypatch):
+def test_the_source_loads_its_models_on_the_device(monkeypatch, capsys):
+    import torch
+
     from glong_lib.commands import devices
 
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     seen = {}
     monkeypatch.setattr(devices, "load_scorer", lambda **kw: seen.setdefault("scorer", kw))
     monkeypatch.setattr(devices, "load_extractor", lambda **kw: seen.setdefault("extractor", kw))
     source = devices.device_source("model", profile="offline", device="cuda")
     source.scorer, source.extractor
     assert seen["scorer"]["device"] == "cuda" and seen["extractor"]["device"] == "cuda"
+    assert capsys.readouterr().err == ""  # on the GPU: no note
 
 
 def test_device_is_an_option_of_eval_msc_and_extract():

@@ -21,7 +21,8 @@ def note_device(device, steps: str) -> str:
 
 
 def device_source(*args, device=None, **kwargs):
-    """An :class:`agent.TripleSource` whose local models (extractor, salience scorer) load on ``device``."""
+    """An :class:`agent.TripleSource` whose local models (extractor, salience scorer) load on ``device``,
+    each saying so in one line when that is the CPU, as it loads."""
     from ..agent import TripleSource
 
     class DeviceSource(TripleSource):
@@ -29,12 +30,15 @@ def device_source(*args, device=None, **kwargs):
         def extractor(self):
             if self._extractor is None:
                 self._extractor = load_extractor(profile=self.profile, device=device)
+                if getattr(self._extractor, "model", None) is not None:  # not a server's
+                    note_device(device, "extraction")
             return self._extractor
 
         @property
         def scorer(self):
             if self._scorer is None:
                 self._scorer = load_scorer(profile=self.profile, device=device)
+                note_device(device, "salience")
             return self._scorer
 
     return DeviceSource(*args, **kwargs)

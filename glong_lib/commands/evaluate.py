@@ -232,7 +232,7 @@ def machine() -> str:
 def run(args) -> int:
     from ..evaluation.msc import PriceTable
     from ..models import seed_everything
-    from .devices import device_source, note_device
+    from .devices import device_source
 
     if args.out:
         check_output_file(args.out)  # before the run: an --out that cannot be written would discard it
@@ -244,10 +244,6 @@ def run(args) -> int:
     if args.extractor_base_url:  # --triples model through a server (extraction.remote)
         profile = with_overrides(profile, extractor__endpoint=endpoint_from_args(args, "extractor-"))
     source = device_source(mode, score=not args.no_salience, profile=profile, scope=args.scope, device=args.device)
-    local = [s for s, on in (("salience", not args.no_salience), ("extraction", mode == "model"
-                                                                  and not args.extractor_base_url)) if on]
-    if local:
-        note_device(args.device, " and ".join(local))
     adapter = None
     if args.responder != "plain":
         if args.generator != "local" or args.msc is None:

@@ -106,12 +106,12 @@ def run_extract(args) -> int:
     endpoint = endpoint_from_args(args)
     if endpoint.base_url and args.zero_shot:
         raise DataError("--zero-shot is for the local model; a server answers with the model it serves")
+    extractor = load_extractor(args.profile, adapter=args.adapter, zero_shot=args.zero_shot, endpoint=endpoint,
+                               device=args.device)
     if not endpoint.base_url:
         from .devices import note_device
 
         note_device(args.device, "extraction")
-    extractor = load_extractor(args.profile, adapter=args.adapter, zero_shot=args.zero_shot, endpoint=endpoint,
-                               device=args.device)
     rows = extraction_rows(conversations, extractor, args.sessions, args.batch_size)
     save_jsonl(args.out, rows)
     print(f"{len(rows)} turns, {sum(len(r['triples']) for r in rows)} triples -> {args.out}")
