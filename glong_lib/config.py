@@ -43,6 +43,70 @@ CACHE_LOCK_WAIT_S = 1800.0
 SMOKE_STEPS = 6
 
 
+def knob(default, help: str, low=None, high=None, choices=None, option: Optional[str] = None):
+    """A settings field that carries its own help text, range and choices (``dataclasses`` metadata):
+    the one source the settings' check and the command line's options are made from.
+    ``option`` names the command-line flag when it differs from the field's name."""
+    return field(default=default, metadata={"help": help, "low": low, "high": high, "choices": choices,
+                                            "option": option})
+
+
+def check_field(owner: str, f, value) -> None:
+    """Refuse ``value`` for field ``f`` of ``owner`` (a class name) with one line when it is outside
+    the field's range or choices (its ``knob`` metadata).
+
+    >>> from dataclasses import fields
+    >>> hops = {x.name: x for x in fields(RetrievalSettings)}["hops"]
+    >>> check_field("RetrievalSettings", hops, 0)
+    Traceback (most recent call last):
+    glong_lib.errors.DataError: RetrievalSettings.hops should be in [1, 5], got 0
+    """
+    meta = f.metadata
+    if meta.get("choices") is not None and value not in meta["choices"]:
+        raise DataError(f"{owner}.{f.name} should be one of {', '.join(map(str, meta['choices']))}, got {value!r}")
+    low, high = meta.get("low"), meta.get("high")
+    if low is None and high is None:
+        return
+    for v in (value if isinstance(value, tuple) else (value,)):
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        if not ok or (low is not None and v < low) or (high is not None and v > high):
+            span = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
+            raise DataError(f"{owner}.{f.name} should be in {span}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """Where an LM call that leaves the process goes: an OpenAI-compatible server (vLLM, OpenAI ...)
+    and how it is asked (``endpoint.Endpoint``). ``base_url`` None: the stage runs here. Retries are
+    the openai SDK's own (connection errors, 408, 409, 429, 5xx, with its backoff); ``deadline`` bounds
+    one request in all, retries and a server dripping bytes included; ``concurrency`` requests are in
+    flight at once (results in input order); ``reply_cache`` keeps every reply on disk
+    (``$GLONG_CACHE/replies``) so an interrupted run resumes without asking twice.
+
+    >>> EndpointSettings(concurrency=0)
+    Traceback (most recent call last):
+    glong_lib.errors.DataError: EndpointSettings.concurrency should be in [1, 256], got 0
+    """
+
+    base_url: Optional[str] = knob(None, "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    model: Optional[str] = knob(None, "the model name the server knows")
+    api_key_env: str = knob("OPENAI_API_KEY", "environment variable holding the API key")
+    timeout: float = knob(30.0, "seconds to connect, and between two reads of a reply", 0.01, 3600.0)
+    deadline: float = knob(300.0, "seconds one request may take in all, retries included", 0.01, 86400.0)
+    retries: int = knob(3, "retries of a failed request (the openai SDK's max_retries)", 0, 20)
+    concurrency: int = knob(1, "requests in flight at once", 1, 256)
+    max_reply_bytes: int = knob(4_000_000, "a reply body longer than this is refused (bytes)", 1000, 1_000_000_000)
+    reply_cache: bool = knob(True, "keep replies on disk ($GLONG_CACHE/replies): a resumed run asks once")
+
+    def __post_init__(self):
+        for f in fields(self):
+            check_field(type(self).__name__, f, getattr(self, f.name))
+
+
+#: No endpoint: the stage runs in this process.
+LOCAL = EndpointSettings()
+
+
 @dataclass(frozen=True)
 class ExtractorSettings:
     """The triple extractor: base model and its LoRA fine-tuning (paper Appendix B: r=32, alpha=32,
@@ -64,6 +128,7 @@ class ExtractorSettings:
     max_new_tokens: int = 64
     max_length: int = 256       # longest training example in tokens (the shipped pairs are under 120; tokenize_example)
     train_data: str = "shipped"  # "personaext": PersonaExt from the real-data folder when it is set
+    endpoint: EndpointSettings = LOCAL  # base_url set: extract through that server (extraction.remote)
 
 
 @dataclass(frozen=True)
@@ -97,37 +162,6 @@ HUB_POLICIES = ("expand", "skip")
 #: Where G-Long's semantic pool comes from: the graph neighbourhood of the anchors (the paper), or the
 #: flat top-N of every edge plus the neighbourhood's own top-N, so that the graph can only add.
 POOL_SOURCES = ("graph", "flat+graph")
-
-
-def knob(default, help: str, low=None, high=None, choices=None, option: Optional[str] = None):
-    """A settings field that carries its own help text, range and choices (``dataclasses`` metadata):
-    the one source the settings' check and the command line's options are made from.
-    ``option`` names the command-line flag when it differs from the field's name."""
-    return field(default=default, metadata={"help": help, "low": low, "high": high, "choices": choices,
-                                            "option": option})
-
-
-def check_field(owner: str, f, value) -> None:
-    """Refuse ``value`` for field ``f`` of ``owner`` (a class name) with one line when it is outside
-    the field's range or choices (its ``knob`` metadata).
-
-    >>> from dataclasses import fields
-    >>> hops = {x.name: x for x in fields(RetrievalSettings)}["hops"]
-    >>> check_field("RetrievalSettings", hops, 0)
-    Traceback (most recent call last):
-    glong_lib.errors.DataError: RetrievalSettings.hops should be in [1, 5], got 0
-    """
-    meta = f.metadata
-    if meta.get("choices") is not None and value not in meta["choices"]:
-        raise DataError(f"{owner}.{f.name} should be one of {', '.join(map(str, meta['choices']))}, got {value!r}")
-    low, high = meta.get("low"), meta.get("high")
-    if low is None and high is None:
-        return
-    for v in (value if isinstance(value, tuple) else (value,)):
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        if not ok or (low is not None and v < low) or (high is not None and v > high):
-            span = f"[{low if low is not None else '-inf'}, {high if high is not None else 'inf'}]"
-            raise DataError(f"{owner}.{f.name} should be in {span}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -205,6 +239,7 @@ class GeneratorSettings:
     model: str
     max_new_tokens: int = 48
     memory_format: str = "arrow"
+    endpoint: EndpointSettings = LOCAL  # base_url set: generate through that server (generation.remote)
 
     def __post_init__(self):
         if self.memory_format not in MEMORY_FORMATS:

@@ -24,10 +24,13 @@ def usage_of(messages: list[dict]) -> dict:
 
 
 def send_json(handler: BaseHTTPRequestHandler, code: int, obj) -> None:
-    """Answer ``handler``'s request with status ``code`` and ``obj`` as a JSON body."""
+    """Answer ``handler``'s request with status ``code`` and ``obj`` as a JSON body (an error status
+    with ``retry-after-ms: 10``, so the openai SDK's retries wait 10 ms, not its backoff)."""
     data = json.dumps(obj).encode()
     handler.send_response(code)
     handler.send_header("Content-Type", "application/json")
+    if code >= 400:
+        handler.send_header("retry-after-ms", "10")
     handler.send_header("Content-Length", str(len(data)))
     handler.end_headers()
     handler.wfile.write(data)

@@ -86,6 +86,7 @@ QUICK_KEYS = {
     "bench_tokens": {"runs"},
     "bench_graph": {"probes"},
     "bench_answers": {"table", "minus flat", "seconds"},
+    "bench_server": {"latency_ms", "rows"},
 }
 SLOW_KEYS = {
     "bench_extraction": {"profile", "gold", "utterances/s by batch size"},

@@ -514,7 +514,10 @@ def test_paper_profile_trains_on_personaext_when_the_real_data_is_set(tmp_path, 
     from glong_lib.extraction.prompt import REAL_DATA_ENV, training_pairs_path
 
     monkeypatch.delenv(REAL_DATA_ENV, raising=False)
-    assert training_pairs_path("paper") is None and training_pairs_path("offline") is None
+    assert training_pairs_path("offline") is None
+    with pytest.raises(DataError, match=r"trains on PersonaExt and \$GLONG_REAL_DATA/personaext/personaext_pairs.jsonl "
+                                        "is not there"):
+        training_pairs_path("paper")  # never the shipped pairs in its place
     (tmp_path / "personaext").mkdir()
     pairs = tmp_path / "personaext" / "personaext_pairs.jsonl"
     pairs.write_text('{"utterance": "I have a dog.", "subject": "I", "relation": "have_pet", "object": "dog"}\n')

@@ -202,6 +202,12 @@ def _completion(text):
             "usage": {"prompt_tokens": 57, "completion_tokens": 9, "total_tokens": 66}}
 
 
+@pytest.fixture(autouse=True)
+def _own_reply_cache(tmp_path, monkeypatch):
+    """Each test its own $GLONG_CACHE: the endpoint keeps every reply on disk there."""
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+
+
 @pytest.fixture
 def server():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -281,7 +287,7 @@ def test_openai_backend_error_reply_is_a_clear_error(server, code):
 
 def test_openai_backend_retries_a_rate_limit_then_succeeds(server):
     server.plan = [429, 500, "ok"]
-    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=2, backoff_s=0.01)
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=2)
     assert g.generate(_messages()).completion_tokens == 9
     assert len(server.requests) == 3
 
@@ -341,7 +347,7 @@ def test_local_generator_token_accounting_and_truncation():
 def test_openai_backend_retries_transient_network_failures(server, failure):
     """A connection dropped without a reply, a reply cut short, a 503: retried, then the reply."""
     server.plan = [failure, "ok"]
-    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=2, backoff_s=0.01)
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=2)
     assert g.generate([{"role": "user", "content": "hi"}]).text.startswith("reply to")
     assert len(server.requests) == 2
     assert g.first_line_only is False  # an API model ends its own turn: its whole reply is kept
@@ -352,16 +358,18 @@ def test_openai_backend_retries_transient_network_failures(server, failure):
                                               (503, "HTTP 503: overloaded")])
 def test_openai_backend_failures_become_one_line_generation_errors(server, failure, message):
     server.plan = [failure] * 3
-    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=1, backoff_s=0.01)
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=1)
     with pytest.raises(GenerationError, match=message) as info:
         g.generate([{"role": "user", "content": "hi"}])
     assert server.base_url in str(info.value) and "\n" not in str(info.value)
 
 
-def test_openai_backend_backoff_is_capped(server, monkeypatch):
-    waits = []
-    monkeypatch.setattr("glong_lib.generation.remote.time.sleep", waits.append)
+def test_openai_backend_retries_are_the_sdks_own_and_capped(server):
+    """The SDK retries (its backoff; the test server's retry-after-ms keeps it short): ``retries`` of them,
+    then the error."""
     server.plan = [503] * 5 + ["ok"]
-    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=5, backoff_s=1.0, max_backoff_s=4.0)
-    g.generate([{"role": "user", "content": "hi"}])
-    assert waits == [1.0, 2.0, 4.0, 4.0, 4.0]
+    g = OpenAICompatibleGenerator(server.base_url, "tiny", timeout=5, retries=2)
+    assert g.client.max_retries == 2
+    with pytest.raises(GenerationError, match="HTTP 503"):
+        g.generate([{"role": "user", "content": "hi"}])
+    assert len(server.requests) == 3

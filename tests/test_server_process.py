@@ -18,6 +18,12 @@ pytest.importorskip("openai")
 STUB = Path(stub_chat_server.__file__)
 
 
+@pytest.fixture(autouse=True)
+def _own_reply_cache(tmp_path, monkeypatch):
+    """Each test its own $GLONG_CACHE: the endpoint keeps every reply on disk there."""
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+
+
 @pytest.fixture
 def server():
     """``server(*args)``: start the stub process, return its base URL; stopped after the test."""

@@ -242,3 +242,44 @@ def settings_from_args(args, base: RetrievalSettings, cls=RetrievalSettings,
     changes = {f.name: getattr(args, f.name) for f in fields(cls)
                if f.name not in skip and getattr(args, f.name, None) is not None}
     return replace(base, **changes)
+
+
+# --------------------------------------------------------------------------- an endpoint as options
+
+def add_endpoint_options(parser, prefix: str = "", skip: tuple[str, ...] = (), what: str = "") -> None:
+    """One option per field of ``config.EndpointSettings`` (but ``skip``), named ``--{prefix}{field}``
+    (``--base-url``, ``--extractor-concurrency``), help, range and choices from the field's ``knob``;
+    ``what`` says which stage's endpoint it is. Defaults are None: the dataclass's apply
+    (:func:`endpoint_from_args`)."""
+    from ..config import EndpointSettings
+
+    for f in fields(EndpointSettings):
+        if f.name in skip:
+            continue
+        meta, flag = f.metadata, f"--{prefix}{f.name.replace('_', '-')}"
+        text = f"{what}: " if what else ""
+        common = dict(dest=f"{prefix.replace('-', '_')}{f.name}", default=None,
+                      help=f"{text}{meta['help']} (default: {as_option_text(f.default)})")
+        if isinstance(f.default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+        elif f.default is None or isinstance(f.default, str):
+            parser.add_argument(flag, metavar=f.name.upper(), **common)
+        else:
+            parser.add_argument(flag, type=field_type(f), metavar=f.name.upper(), **common)
+
+
+def endpoint_from_args(args, prefix: str = "", base=None):
+    """The ``config.EndpointSettings`` the options of :func:`add_endpoint_options` ask for (options
+    left at None keep ``base``'s value, by default the dataclass's)."""
+    from ..config import EndpointSettings
+
+    base = base or EndpointSettings()
+    changes = {f.name: getattr(args, f"{prefix.replace('-', '_')}{f.name}") for f in fields(EndpointSettings)
+               if getattr(args, f"{prefix.replace('-', '_')}{f.name}", None) is not None}
+    return replace(base, **changes)
+
+
+def add_device_option(parser) -> None:
+    """``--device``: where the local models of a command run (``commands.devices``)."""
+    parser.add_argument("--device", default=None, choices=("cuda", "mps", "cpu"),
+                        help="where local models run (default: the GPU when there is one)")

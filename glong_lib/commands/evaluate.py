@@ -23,15 +23,24 @@ from ..config import MEMORY_FORMATS, RESPONDERS, with_overrides
 from ..errors import DataError
 from ..io import atomic_write_text, check_output_file, data_path
 from .common import (
+    add_device_option,
+    add_endpoint_options,
     add_preset_option,
     add_profile_option,
     add_settings_options,
     checkpoint_from,
+    endpoint_from_args,
     number,
     profile_from,
     settings_from_args,
 )
 from .msc_report import DIALOGUE, PAIRS, RANKED, TOKEN_AIM, as_json, comparison, print_comparison, print_tables  # noqa: F401
+
+#: Options that change how replies are fetched, not what they are: a resumed run may change them
+#: (``--resume`` with ``--concurrency 16`` after an interrupted ``--concurrency 4``, or the server moved
+#: to another address: ``--model`` says what answers, as in the reply cache's key).
+NOT_RESULTS = ("out", *(f"{prefix}{name}" for prefix in ("", "extractor_") for name in (
+    "base_url", "timeout", "deadline", "retries", "concurrency", "reply_cache", "api_key_env")))
 
 #: The local model's reply cap: the 135M model never ends its turn by itself (see ``clean_reply``).
 LOCAL_REPLY_TOKENS = 40
@@ -72,6 +81,8 @@ def register(sub) -> None:
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1")
     p.add_argument("--model", default=None, help="generator model name or directory")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
+    add_endpoint_options(p, skip=("base_url", "model", "api_key_env"), what="--generator openai")
+    add_endpoint_options(p, prefix="extractor-", what="--triples model through a server")
     p.add_argument("--max-new-tokens", type=number(int, 1), default=None,
                    help="cap each reply at N tokens (default: no cap for --generator openai, the paper's setting; "
                         f"{LOCAL_REPLY_TOKENS} for the local model)")
@@ -102,6 +113,7 @@ def register(sub) -> None:
                    help="append each finished (conversation, method) to this JSON-lines file")
     p.add_argument("--resume", action="store_true", help="continue the run recorded in --checkpoint")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    add_device_option(p)
     add_profile_option(p, smoke=True)
     settings = p.add_argument_group("G-Long's retrieval (and every baseline's K)")
     add_preset_option(settings, "the profile's")
@@ -120,7 +132,10 @@ def build_generator(args, adapter=None):
         return MemoryEchoGenerator(max_new_tokens=args.max_new_tokens or LOCAL_REPLY_TOKENS)
     if args.generator == "openai" and not args.base_url:
         raise DataError("--generator openai needs --base-url")
-    local = {} if args.generator == "openai" else {"stop_at_line_end": not args.full_replies}
+    e = endpoint_from_args(args)
+    local = ({"timeout": e.timeout, "deadline": e.deadline, "retries": e.retries, "concurrency": e.concurrency,
+              "max_reply_bytes": e.max_reply_bytes, "cache": e.reply_cache} if args.generator == "openai"
+             else {"stop_at_line_end": not args.full_replies})
     cap = args.max_new_tokens if args.generator == "openai" else args.max_new_tokens or LOCAL_REPLY_TOKENS
     generator = make_generator(profile_from(args).name, max_new_tokens=cap,
                                base_url=args.base_url if args.generator == "openai" else None,
@@ -181,7 +196,7 @@ def evaluate(args, agents, generator, source, convs, price):
     common = dict(turns_per_session=args.turns_per_session or None, max_sessions=args.max_sessions,
                   price=price, progress=not args.json)
     result = run_msc_evaluation(agents, convs, context_scope=args.context_scope,
-                                checkpoint=checkpoint_from(args, ignore=("out",), value_kind=dict), **common)
+                                checkpoint=checkpoint_from(args, ignore=NOT_RESULTS, value_kind=dict), **common)
     if not wants_variants(args):
         return result
     suffixed = args.checkpoint.with_name(args.checkpoint.name + ".dialogue") if args.checkpoint else None
@@ -189,7 +204,7 @@ def evaluate(args, agents, generator, source, convs, price):
     other = run_msc_evaluation({DIALOGUE: agents["G-Long"].variant(DIALOGUE)}, convs,
                                context_scope="dialogue", **common,
                                checkpoint=checkpoint_from(argparse.Namespace(**{**vars(args), "checkpoint": suffixed}),
-                                                          ignore=("out",), value_kind=dict))
+                                                          ignore=NOT_RESULTS, value_kind=dict))
     return MSCResults(result.records + other.records, result.methods + other.methods,
                       {**result.memory_tokens, **other.memory_tokens}, {**result.wall_s, **other.wall_s},
                       result.price, result.settings)
@@ -205,9 +220,9 @@ def machine() -> str:
 
 
 def run(args) -> int:
-    from ..agent import TripleSource
     from ..evaluation.msc import PriceTable
     from ..models import seed_everything
+    from .devices import device_source
 
     if args.out:
         check_output_file(args.out)  # before the run: an --out that cannot be written would discard it
@@ -216,7 +231,9 @@ def run(args) -> int:
     profile = profile_from(args)
     if args.extractor_steps:
         profile = with_overrides(profile, extractor__max_steps=args.extractor_steps)
-    source = TripleSource(mode, score=not args.no_salience, profile=profile, scope=args.scope)
+    if args.extractor_base_url:  # --triples model through a server (extraction.remote)
+        profile = with_overrides(profile, extractor__endpoint=endpoint_from_args(args, "extractor-"))
+    source = device_source(mode, score=not args.no_salience, profile=profile, scope=args.scope, device=args.device)
     adapter = None
     if args.responder != "plain":
         if args.generator != "local" or args.msc is None:
@@ -230,6 +247,8 @@ def run(args) -> int:
     price = PriceTable(args.price_in, args.price_out, "custom" if (args.price_in, args.price_out) != (0.15, 0.6)
                        else "gpt-4o-mini")
     if args.reply_probe and args.generator == "local":
+        from .msc_probe import reply_probe
+
         reply_probe(convs, source, args.reply_probe, profile_from(args))
     start = time.perf_counter()
     result = evaluate(args, agents, generator, source, convs, price)
@@ -260,33 +279,3 @@ def run(args) -> int:
     return 0
 
 
-def reply_probe(convs, source, n: int, profile) -> None:
-    """Generate ``n`` G-Long replies (the first queries of session 2 of the first conversations) with
-    160 new tokens and no first-line stop, and count how they end: the evidence behind the default."""
-    from ..agent import GLongAgent
-    from ..evaluation.msc import session_queries
-    from ..generation import LocalChatGenerator
-
-    class Keeping(LocalChatGenerator):  # keeps the raw text the agent's clean_reply would shorten
-        def generate(self, messages, max_new_tokens=None):
-            self.last = super().generate(messages, max_new_tokens)
-            return self.last
-
-    probe = Keeping(profile.generator.model, max_new_tokens=160, stop_at_line_end=False, cache=False)
-    agent = GLongAgent(probe, source, name="probe", memory_format=profile.generator.memory_format)
-    rows = []
-    for conv in convs:
-        if len(rows) >= n:
-            break
-        agent.start(conv)
-        agent.observe_session(conv.sessions[0], conv)
-        for q in session_queries(conv.sessions[1], conv.speakers[0], conv.speakers[1], limit=n - len(rows)):
-            r = agent.respond(q.query.text, q.context, q.query.time_s)
-            raw = probe.last.text
-            rows.append({"tokens": r.completion_tokens, "hit limit": r.completion_tokens >= 160,
-                         "writes the other speaker": f"{conv.speakers[0]}:" in raw,
-                         "re-prints <MEMORY>": "<MEMORY>" in raw})
-    print(f"Reply probe: {len(rows)} G-Long replies, 160 new tokens, no first-line stop")
-    for key in ("hit limit", "writes the other speaker", "re-prints <MEMORY>"):
-        print(f"  {key}: {sum(r[key] for r in rows)}/{len(rows)}")
-    print(f"  mean tokens {sum(r['tokens'] for r in rows) / max(1, len(rows)):.0f}\n")

@@ -10,11 +10,13 @@ from ..errors import DataError
 from ..io import data_path
 from ..memory.persistence import MAX_ABS_TIME_S
 from .common import (
+    add_endpoint_options,
     add_preset_option,
     add_profile_option,
     add_settings_options,
     add_wait_option,
     checkpoint_from,
+    endpoint_from_args,
     number,
     print_table,
     settings_from_args,
@@ -74,6 +76,7 @@ def register(sub) -> None:
     e.add_argument("--conversations", type=number(int, 1), default=None, help="LoCoMo: only the first N conversations")
     e.add_argument("--max-turns", type=number(int, 1), default=None, help="LoCoMo: only the first N turns of each")
     e.add_argument("--adapter", type=Path, default=None, help="LoCoMo: extractor LoRA adapter (default: cached)")
+    add_endpoint_options(e, prefix="extractor-", what="LoCoMo: extract through an OpenAI-compatible server")
     e.add_argument("--checkpoint", type=Path, default=None, help="append each finished question to this file")
     e.add_argument("--resume", action="store_true", help="continue the run recorded in --checkpoint")
     e.add_argument("--json", action="store_true", help="print JSON")
@@ -156,7 +159,7 @@ def _extractor_or_none(args):
     except ImportError as e:
         print(f"note: no triple extractor ({e}); evaluating the turn baselines only", file=sys.stderr)
         return None
-    return load_extractor(args.profile, adapter=args.adapter)
+    return load_extractor(args.profile, adapter=args.adapter, endpoint=endpoint_from_args(args, "extractor-"))
 
 
 def _k_limit() -> int:

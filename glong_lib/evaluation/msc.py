@@ -22,6 +22,7 @@ from typing import Any, Optional, Sequence
 
 from ..checkpoints import Checkpoint
 from ..errors import DataError
+from ..generation import Generation
 from ..schema import Conversation, Session, Turn
 from .metrics import paired_bootstrap, replies_needed, score_reply
 
@@ -417,7 +418,9 @@ def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversat
     each agent's ``memory_prompt_tokens``/``memory_completion_tokens`` after each conversation.
 
     With a ``checkpoint`` (``checkpoints.Checkpoint``), each finished (conversation, method) is appended to
-    it, and units already there are taken from it instead of being run again.
+    it, and units already there are taken from it instead of being run again. A generator that keeps
+    several requests in flight (``concurrency`` > 1) gets every prompt of a conversation at once
+    first (:func:`prefetch_conversation`).
     """
     from tqdm.auto import tqdm
 
@@ -435,6 +438,9 @@ def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversat
     for conv in conversations:
         user, agent_speaker = conv.speakers[0], conv.speakers[1]
         sessions = conv.sessions[:max_sessions] if max_sessions else conv.sessions
+        pending = {name: agent for name, agent in agents.items()
+                   if checkpoint is None or json.dumps([conv.id, name]) not in checkpoint.done}
+        prefetch_conversation(pending, conv, sessions, turns_per_session, context_scope, progress)
         for name, agent in agents.items():
             key = json.dumps([conv.id, name])
             if checkpoint is not None and key in checkpoint.done:
@@ -463,9 +469,58 @@ def run_msc_evaluation(agents: dict[str, Any], conversations: Sequence[Conversat
     return MSCResults(records, list(agents), memory, wall, price, settings)
 
 
+class _Recorder:
+    """A generator's stand-in that notes each request and answers with an empty reply. A request
+    with its own token limit writes memory (a session summary): its reply shapes the prompts after
+    it, which the empty reply cannot stand for, so recording stops there."""
+
+    def __init__(self, generator):
+        self.generator, self.requests, self.stopped = generator, [], False
+
+    def __getattr__(self, name):
+        return getattr(self.generator, name)
+
+    def generate(self, messages, max_new_tokens=None):
+        if not self.stopped:
+            self.requests.append((messages, max_new_tokens))
+            self.stopped = max_new_tokens is not None
+        return Generation("", 0, 0)
+
+
+def prefetch_conversation(agents: dict[str, Any], conv: Conversation, sessions: Sequence[Session],
+                          limit: Optional[int], context_scope: str, progress: bool = False) -> int:
+    """Ask every prompt ``agents`` will send for ``conv`` at once, for each agent whose generator
+    keeps several requests in flight (``prefetch``, ``concurrency`` > 1); return how many.
+
+    Each such agent plays the conversation once with a stand-in that records its requests and
+    answers nothing; then the requests go out together, ``concurrency`` at a time. A reply prompt
+    depends on the gold context and the memory, never on earlier replies, so the real play that
+    follows finds every reply waiting. (A memory the generator writes itself, the summary memory,
+    makes the prompts after it depend on its reply: recording stops at that request, and the rest
+    are asked as the play reaches them; nothing is asked that the play will not use.)
+    """
+    batches: dict[int, tuple[Any, list]] = {}
+    for name, agent in agents.items():
+        generator = getattr(agent, "generator", None)
+        if getattr(generator, "concurrency", 1) <= 1 or not hasattr(generator, "prefetch"):
+            continue
+        recorder = _Recorder(generator)
+        agent.generator = recorder
+        try:
+            agent.start(conv)
+            _play(agent, name, conv, sessions, conv.speakers[0], conv.speakers[1], limit, context_scope, score=False)
+        finally:
+            agent.generator = generator
+        batches.setdefault(id(generator), (generator, []))[1].extend(recorder.requests)
+    for generator, requests in batches.values():
+        generator.prefetch(requests, progress)
+    return sum(len(r) for _, r in batches.values())
+
+
 def _play(agent, name: str, conv: Conversation, sessions: Sequence[Session], user: str, agent_speaker: str,
-          limit: Optional[int], context_scope: str) -> list[dict[str, Any]]:
-    """One agent through one conversation: observe session 1, then answer and observe the rest."""
+          limit: Optional[int], context_scope: str, score: bool = True) -> list[dict[str, Any]]:
+    """One agent through one conversation: observe session 1, then answer and observe the rest
+    (``score=False``: only the replies are asked for, nothing is scored or recorded)."""
     rows = []
     carried: list[Turn] = []  # earlier evaluated turns, for context_scope="dialogue"
     for i, session in enumerate(sessions):
@@ -473,6 +528,8 @@ def _play(agent, name: str, conv: Conversation, sessions: Sequence[Session], use
             for q in session_queries(session, user, agent_speaker, limit,
                                      carried if context_scope == "dialogue" else ()):
                 reply = agent.respond(q.query.text, q.context, q.query.time_s)
+                if not score:
+                    continue
                 rows.append({"method": name, "conversation": conv.id, "session": session.index,
                              "turn_id": q.query.id, "context_turns": len(q.context),
                              "query": q.query.text, "reference": q.reference.text,

@@ -4,7 +4,9 @@ LoRA-tuned small LM, one module per step:
 * ``prompt``: the instruction, the JSON target and the training pairs;
 * ``parsing``: a tolerant parser for the broken JSON small models write;
 * ``training``: LoRA fine-tuning with transformers ``Trainer`` and peft, cached by a key of its inputs;
-* ``inference``: batched greedy extraction (``TripleExtractor``, ``load_extractor``);
+* ``inference``: batched greedy extraction (``TripleExtractor``);
+* ``remote``: the same through an OpenAI-compatible server (``RemoteTripleExtractor``), and
+  ``load_extractor``, which gives either as the profile's ``extractor.endpoint`` says;
 * ``cache``: extracted triples of whole conversations cached on disk (``extracted_triples``).
 
 Scores of an extractor live in ``glong_lib.evaluation.extraction``.
@@ -20,7 +22,6 @@ from .inference import (  # noqa: F401
     Extraction,
     TripleExtractor,
     extract_conversation,
-    load_extractor,
     snap_relation,
 )
 from .parsing import (  # noqa: F401
@@ -46,6 +47,7 @@ from .prompt import (  # noqa: F401
     render_prompt,
     split_pairs,
 )
+from .remote import NO_THINKING, RemoteTripleExtractor, load_extractor, merge_adapter  # noqa: F401
 from .training import (  # noqa: F401
     DEV_LOSS_EXAMPLES,
     LORA_TARGETS,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
@@ -84,13 +85,22 @@ def personaext_path() -> Optional[Path]:
 
 def training_pairs_path(profile: Union[str, Profile] = "offline") -> Optional[Path]:
     """The pairs a profile's default adapter trains on: PersonaExt from the real-data folder for a
-    profile with ``train_data="personaext"`` (the paper's) when ``GLONG_REAL_DATA`` holds it,
-    otherwise None (the shipped pairs).
+    profile with ``train_data="personaext"`` (the paper's), refused in one line naming the file
+    looked for when ``GLONG_REAL_DATA`` does not hold it (never the shipped pairs in its place);
+    None (the shipped pairs) for the other profiles.
 
     >>> training_pairs_path("offline") is None
     True
     """
-    return personaext_path() if get_profile(profile).extractor.train_data == "personaext" else None
+    if get_profile(profile).extractor.train_data != "personaext":
+        return None
+    path = personaext_path()
+    if path is None:
+        folder = os.environ.get(REAL_DATA_ENV) or f"${REAL_DATA_ENV}"
+        raise DataError(f"the {get_profile(profile).name} profile's extractor trains on PersonaExt and "
+                        f"{Path(folder) / 'personaext' / 'personaext_pairs.jsonl'} is not there: set {REAL_DATA_ENV} "
+                        "to the real-data folder, or say what to train on (--data FILE)")
+    return path
 
 
 def load_pairs(path: Optional[PathLike] = None) -> list[TriplePair]:

@@ -306,6 +306,12 @@ class CachingGenerator:
         result = replace(self._complete(messages, limit), seconds=time.perf_counter() - start)
         return self.cache.put(messages, limit, result) if self.cache is not None else result
 
+    def generate_many(self, prompts: Sequence[Messages], max_new_tokens: Optional[int] = None,
+                      progress: bool = False) -> list[Generation]:
+        """The replies to ``prompts`` in their order (one at a time here; a remote backend keeps
+        several requests in flight)."""
+        return [self.generate(m, max_new_tokens) for m in prompts]
+
     def _complete(self, messages: Messages, limit: Optional[int]) -> Generation:
         raise NotImplementedError
 

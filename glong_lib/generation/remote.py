@@ -1,65 +1,62 @@
-"""A generator behind an OpenAI-compatible chat endpoint (the paper's gpt-4o-mini, or a local server).
+"""A generator behind an OpenAI-compatible chat endpoint (the paper's gpt-4o-mini, or a local server
+such as vLLM), through the one endpoint layer (``glong_lib.endpoint``).
 """
 
 from __future__ import annotations
 
-import os
-import time
-from typing import Optional
+from dataclasses import replace
+from typing import Optional, Sequence
 
+from ..config import EndpointSettings
+from ..endpoint import Endpoint
 from ..models import BUNDLED_SMOLLM2, causal_lm_path
-from .prompt import CachingGenerator, Generation, GenerationError, Messages, ReplyCache
+from .prompt import CachingGenerator, Generation, GenerationError, Messages  # noqa: F401
 
 # --------------------------------------------------------------------------- OpenAI-compatible backend
 
 class OpenAICompatibleGenerator(CachingGenerator):
-    """Any OpenAI-compatible chat endpoint, through the ``openai`` SDK (``pip install glong-lib[api]``).
+    """Any OpenAI-compatible chat endpoint (``pip install glong-lib[api]``), asked as
+    :class:`endpoint.Endpoint` does: the key from the environment variable ``api_key_env`` (a
+    placeholder when unset, for local servers that need none), the SDK's own retries (``retries``),
+    a ``timeout`` per read and a ``deadline`` per request, ``concurrency`` requests in flight in
+    :meth:`generate_many`, and every reply kept on disk (``cache``) so a resumed run asks once.
 
-    The key comes from the environment variable ``api_key_env`` (a placeholder when it is unset, for
-    local servers that need none). Replies are uncapped by default, the paper's setting (the reference
-    code sends no ``max_tokens``); ``max_new_tokens=N`` caps them at N tokens. Token counts come from
-    the reply's ``usage``; when a server
-    leaves it out they are counted locally with ``tokenizer`` (anything with ``.encode(text)``;
-    by default the bundled SmolLM2 tokenizer, an approximation of the server's own).
-
-    Transient failures (connection refused or reset, a reply cut short, a timeout, HTTP 408, 409, 429
-    and 5xx) are retried ``retries`` times, waiting ``backoff_s * 2**attempt`` seconds (at most
-    ``max_backoff_s``); every other failure, and the last transient one, raises
-    :class:`GenerationError` naming the endpoint and the status or cause. The SDK's own retries are
-    off, so this policy is the only one.
+    Replies are uncapped by default, the paper's setting (the reference code sends no ``max_tokens``);
+    ``max_new_tokens=N`` caps them at N tokens, and a reply body beyond ``max_reply_bytes`` is refused
+    whatever its length in tokens. Token counts come from the reply's ``usage``; when a server leaves
+    them out (or reports numbers outside [0, 10^7]) they are counted locally with ``tokenizer``
+    (anything with ``.encode(text)``; by default the bundled SmolLM2 tokenizer, an approximation of
+    the server's own). Every failure is one :class:`GenerationError` naming the endpoint.
     """
 
     backend = "openai"
 
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 30,
                  max_new_tokens: Optional[int] = None, temperature: float = 0.0, context_window: int = 128_000,
-                 retries: int = 3, backoff_s: float = 1.0, max_backoff_s: float = 30.0, tokenizer=None,
-                 cache: bool = True):
-        try:
-            import openai
-        except ImportError:
-            raise GenerationError("the OpenAI-compatible backend needs the openai package: "
-                                  "pip install 'glong-lib[api]'") from None
-        self._openai = openai
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.name = model
-        self.api_key_env = api_key_env
-        self.timeout = float(timeout)
+                 retries: int = 3, tokenizer=None, cache: bool = True, deadline: float = 300.0,
+                 concurrency: int = 1, max_reply_bytes: int = 4_000_000, endpoint: Optional[EndpointSettings] = None,
+                 reply_cache=None):
+        settings = endpoint or EndpointSettings(base_url=base_url, model=model, api_key_env=api_key_env,
+                                                timeout=float(timeout), retries=int(retries), deadline=float(deadline),
+                                                concurrency=int(concurrency), max_reply_bytes=int(max_reply_bytes),
+                                                reply_cache=bool(cache))
+        self.endpoint = Endpoint(settings, cache=reply_cache)
+        self.settings = settings
+        self.base_url = self.endpoint.base_url
+        self.model = self.name = settings.model
+        self.api_key_env = settings.api_key_env
+        self.timeout = settings.timeout
+        self.retries = settings.retries
+        self.concurrency = settings.concurrency
+        self.client = self.endpoint.client
         self.max_new_tokens = None if max_new_tokens is None else int(max_new_tokens)
         self.temperature = float(temperature)
         self.context_window = int(context_window)
-        self.retries = int(retries)
-        self.backoff_s = float(backoff_s)
-        self.max_backoff_s = float(max_backoff_s)
         self._tokenizer = tokenizer
-        self.cache: Optional[ReplyCache] = ReplyCache() if cache else None
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=os.environ.get(api_key_env) or "no-key",
-                                    timeout=self.timeout, max_retries=0)
 
     @property
     def url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        return self.endpoint.url
 
     @property
     def max_prompt_tokens(self) -> int:
@@ -80,56 +77,32 @@ class OpenAICompatibleGenerator(CachingGenerator):
         """A local estimate of the prompt's tokens (the server's own count arrives with the reply)."""
         return sum(self._count(m["content"]) + 4 for m in messages)  # ~4 tokens of chat framing each
 
-    def _transient(self, error: Exception) -> bool:
-        if isinstance(error, self._openai.APIConnectionError):  # refused, reset, cut short, timed out
-            return True
-        status = getattr(error, "status_code", None)
-        return isinstance(status, int) and (status in (408, 409, 429) or status >= 500)
-
-    def _describe(self, error: Exception) -> str:
-        if isinstance(error, self._openai.APITimeoutError):
-            return f"{self.url} did not answer within {self.timeout:g} s"
-        if isinstance(error, self._openai.APIConnectionError):
-            cause = error.__cause__ or error
-            return f"cannot reach {self.url} ({type(cause).__name__}: {str(cause)[:120] or 'connection failed'})"
-        status = getattr(error, "status_code", None)
-        if status is not None:
-            body = getattr(error, "body", None)
-            message = body.get("message") if isinstance(body, dict) else None
-            kind = body.get("type") if isinstance(body, dict) else None
-            detail = f"{message} ({kind})" if message and kind else (message or str(error)[:200])
-            return f"{self.url} answered HTTP {status}: {detail}"
-        return f"{self.url}: {type(error).__name__}: {str(error)[:200]}"
-
     #: A remote chat model ends its turn itself: its whole reply is kept (see :func:`clean_reply`).
     first_line_only = False
 
-    def _request(self, messages: Messages, max_tokens: Optional[int]):
-        """The SDK's reply to one chat request, retried on transient failures (see the class)."""
-        cap = {} if max_tokens is None else {"max_tokens": max_tokens}  # None: no cap sent, as in the paper
-        for attempt in range(self.retries + 1):
-            try:
-                return self.client.chat.completions.create(model=self.model, messages=messages,
-                                                           temperature=self.temperature, **cap)
-            except self._openai.OpenAIError as e:
-                if self._transient(e) and attempt < self.retries:
-                    time.sleep(min(self.max_backoff_s, self.backoff_s * 2 ** attempt))
-                    continue
-                raise GenerationError(self._describe(e)) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+    def _body(self, messages: Messages, max_new_tokens: Optional[int]) -> dict:
+        limit = max_new_tokens or self.max_new_tokens  # None: no cap sent, as in the paper
+        return self.endpoint.request(messages, limit, self.temperature)
+
+    def _generation(self, messages: Messages, reply) -> Generation:
+        prompt = reply.prompt_tokens if reply.prompt_tokens is not None else self.count_tokens(messages)
+        completion = reply.completion_tokens if reply.completion_tokens is not None else self._count(reply.text)
+        return Generation(reply.text, prompt, completion, reply.seconds, reply.cached)
+
+    def generate(self, messages: Messages, max_new_tokens: Optional[int] = None) -> Generation:
+        """The reply to ``messages`` (from the reply cache when this request was answered before)."""
+        return self._generation(messages, self.endpoint.complete(self._body(messages, max_new_tokens)))
+
+    def generate_many(self, prompts: Sequence[Messages], max_new_tokens: Optional[int] = None,
+                      progress: bool = False) -> list[Generation]:
+        """The replies to ``prompts`` in their order, ``concurrency`` requests in flight."""
+        replies = self.endpoint.complete_many([self._body(m, max_new_tokens) for m in prompts], progress)
+        return [self._generation(m, r) for m, r in zip(prompts, replies)]
+
+    def prefetch(self, requests: Sequence[tuple[Messages, Optional[int]]], progress: bool = False) -> None:
+        """Ask every ``(messages, max_new_tokens)`` now, ``concurrency`` at a time; each next
+        :meth:`generate` of one of them is answered from what came back."""
+        self.endpoint.prefetch([self._body(m, limit) for m, limit in requests], progress)
 
     def _complete(self, messages: Messages, limit: Optional[int]) -> Generation:
-        """The endpoint's reply in at most ``limit`` tokens (None: no cap, the paper's setting), with
-        its token counts (``generate`` caches it)."""
-        reply = self._request(messages, limit)
-        try:
-            text = reply.choices[0].message.content or ""
-            if not isinstance(text, str):
-                raise TypeError(type(text).__name__)
-        except (AttributeError, IndexError, KeyError, TypeError):
-            raise GenerationError(f"{self.url} answered without choices[0].message.content") from None
-        usage = getattr(reply, "usage", None)
-        prompt = getattr(usage, "prompt_tokens", None)
-        completion = getattr(usage, "completion_tokens", None)
-        return Generation(text, int(prompt) if isinstance(prompt, int) else self.count_tokens(messages),
-                          int(completion) if isinstance(completion, int) else self._count(text))
+        return replace(self.generate(messages, limit))

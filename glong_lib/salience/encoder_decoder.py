@@ -117,9 +117,11 @@ class SalienceScorer:
 def load_seq2seq_scorer(profile="offline", **kwargs) -> SalienceScorer:
     """The encoder-decoder scorer of a profile: the suite's small summarizer (trained and cached on
     first use) for ``offline``, the paper's T5 for hub/paper; beams and length limits from the
-    profile's ``SummarizerSettings`` unless ``kwargs`` set them."""
+    profile's ``SummarizerSettings`` unless ``kwargs`` set them; ``device`` moves the model there."""
+    device = kwargs.pop("device", None)
     s = get_profile(profile).summarizer
     limits = dict(num_beams=s.num_beams, max_new_tokens=s.max_new_tokens, min_new_tokens=s.min_new_tokens,
                   max_input_tokens=s.max_input_tokens)
     tokenizer, model, name = load_summarizer(profile)
+    model = model.to(device) if device else model
     return SalienceScorer(tokenizer, model, name=name, **{**limits, **kwargs})
