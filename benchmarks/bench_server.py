@@ -74,7 +74,8 @@ def main(argv=None) -> int:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    write_results(args.json, {"latency_ms": latency, "rows": rows})
+    write_results(args, {"latency_ms": latency, "rows": rows}, "bench_server",
+                  settings={"latency_ms": latency, "levels": list(levels)})
     return 0
 
 

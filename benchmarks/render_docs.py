@@ -85,6 +85,17 @@ def parser(folder: Path) -> str:
             + f"\n\nSlowest at the largest size: {figures['slowest glong s']:.2f} s; `results/bench_parser.json`.")
 
 
+def server(folder: Path) -> str:
+    """Requests per second through the endpoint layer against a server with a fixed latency (``bench_server``)."""
+    record = read_result("bench_server", folder)
+    figures = record["figures"]
+    rows = [[r["kind"], r["in flight"], r["requests"], f"{r['requests/s']:.1f}", f"{r['ideal requests/s']:.1f}",
+             f"{r['share of ideal']:.2f}"] for r in figures["rows"]]
+    return (_table(["LM call", "in flight", "requests", "requests/s", "ideal", "share of ideal"], rows)
+            + f"\n\nServer latency {figures['latency_ms']:.0f} ms a request; `results/bench_server.json`: "
+              f"{record['machine']['cores']} cores, shared with other jobs; {record['wall_s']:.0f} s wall.")
+
+
 def _commit(commit) -> str:
     """A short commit, keeping the ``+dirty`` mark (tracked files had changed when the run started)."""
     return "not recorded" if not commit else commit[:12] + ("+dirty" if commit.endswith("+dirty") else "")
@@ -102,7 +113,7 @@ def files(folder: Path) -> str:
 
 
 RENDERERS: dict[str, Callable[[Path], str]] = {"tokens": tokens, "latency": latency, "salience": salience,
-                                               "parser": parser, "memory": memory, "files": files}
+                                               "parser": parser, "memory": memory, "server": server, "files": files}
 
 
 def render_text(text: str, folder: Path = RESULTS) -> str:
