@@ -231,6 +231,30 @@ class Endpoint:
         return getattr(self._local, "deadline", None)
 
     def _ask(self, body: dict) -> Reply:
+        """:meth:`_exchange` with a wall-clock guard: the transport bounds every read and the body,
+        but a server that sends its status line and headers a byte at a time keeps each read within
+        its timeout inside the HTTP library. The exchange runs in a daemon thread; past the deadline
+        (and a second of grace for the transport's own message) the request is given up in one line
+        and the thread is left to die with the process."""
+        box: dict = {}
+
+        def run() -> None:
+            try:
+                box["reply"] = self._exchange(body)
+            except BaseException as e:  # handed to the caller's thread
+                box["error"] = e
+
+        worker = threading.Thread(target=run, name="glong-endpoint-request", daemon=True)
+        worker.start()
+        worker.join(self.settings.deadline + 1.0)
+        if worker.is_alive():
+            raise GenerationError(f"{self.url}: no complete answer within the {self.settings.deadline:g} s deadline "
+                                  f"(the server keeps sending its reply too slowly)")
+        if "error" in box:
+            raise box["error"]
+        return box["reply"]
+
+    def _exchange(self, body: dict) -> Reply:
         openai = self._openai
         start = time.perf_counter()
         self._local.deadline = time.monotonic() + self.settings.deadline

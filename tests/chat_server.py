@@ -33,6 +33,7 @@ MODES = {
     "status-500": "HTTP 500, every time",
     "slow": "the reply after 3 s",
     "drip": "headers at once, then one byte of the body every 0.3 s, forever",
+    "header-drip": "the status line and headers one byte every 0.3 s, forever (each read within any timeout)",
     "truncated": "HTTP 200, JSON content type, half of the JSON body (its Content-Length honest)",
     "not-json": "HTTP 200, JSON content type, a body that is not JSON",
     "html": "HTTP 200 with an HTML page (content type text/html)",
@@ -142,6 +143,16 @@ def make_handler(mode: str, latency_s: float, model):
             try:
                 for i in range(10_000):
                     self.wfile.write(data[i % len(data):i % len(data) + 1])
+                    self.wfile.flush()
+                    time.sleep(0.3)
+            except OSError:
+                return
+
+        def mode_header_drip(self, body, ok):
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"x" * 100_000
+            try:
+                for i in range(len(head)):
+                    self.wfile.write(head[i:i + 1])
                     self.wfile.flush()
                     time.sleep(0.3)
             except OSError:
