@@ -312,6 +312,10 @@ class Endpoint:
     def _describe(self, error: Exception) -> str:
         openai = self._openai
         if isinstance(error, openai.APITimeoutError):
+            status = getattr(self._local, "status", None)  # set when the status line and headers arrived
+            if status is not None:
+                return (f"{self.url} answered HTTP {status} but sent no more of its reply for "
+                        f"{self.settings.timeout:g} s (a connection left open)")
             return f"{self.url} did not answer within {self.settings.timeout:g} s"
         if isinstance(error, openai.APIConnectionError):
             cause = error.__cause__ or error
@@ -370,7 +374,9 @@ def _guarded_transport(hx, endpoint: Endpoint):
                 timeout = dict(request.extensions.get("timeout") or {})
                 request.extensions["timeout"] = {k: min(left, timeout.get(k) or left)
                                                  for k in ("connect", "read", "write", "pool")}
+            endpoint._local.status = None
             response = super().handle_request(request)
+            endpoint._local.status = response.status_code  # a later timeout is then one inside the reply
             return hx.Response(response.status_code, headers=response.headers,
                                stream=GuardedStream(response.stream, deadline), extensions=response.extensions)
 

@@ -33,6 +33,7 @@ MODES = {
     "status-500": "HTTP 500, every time",
     "slow": "the reply after 3 s",
     "drip": "headers at once, then one byte of the body every 0.3 s, forever",
+    "open": "HTTP 200 headers, no Content-Length, the start of the body, then silence with the connection open",
     "header-drip": "the status line and headers one byte every 0.3 s, forever (each read within any timeout)",
     "truncated": "HTTP 200, JSON content type, half of the JSON body (its Content-Length honest)",
     "not-json": "HTTP 200, JSON content type, a body that is not JSON",
@@ -145,6 +146,17 @@ def make_handler(mode: str, latency_s: float, model):
                     self.wfile.write(data[i % len(data):i % len(data) + 1])
                     self.wfile.flush()
                     time.sleep(0.3)
+            except OSError:
+                return
+
+        def mode_open(self, body, ok):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            try:
+                self.wfile.write(json.dumps(ok).encode()[:20])
+                self.wfile.flush()
+                time.sleep(30)
             except OSError:
                 return
 

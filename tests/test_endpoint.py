@@ -65,6 +65,7 @@ BROKEN = [
     ("status-500", [], "answered HTTP 500: the test server broke"),
     ("slow", ["--timeout", "0.5"], "did not answer within 0.5 s"),
     ("drip", ["--timeout", "1", "--deadline", "2"], "deadline"),
+    ("open", ["--timeout", "1", "--deadline", "10"], "answered HTTP 200 but sent no more of its reply for 1 s"),
     ("header-drip", ["--timeout", "1", "--deadline", "2"], "deadline"),
     ("truncated", [], "answered HTTP 200 with a body that is not JSON"),
     ("not-json", [], "answered HTTP 200 with a body that is not JSON"),
