@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
+from testdata import serve
 
 from glong_lib.cli import main as glong
 from glong_lib.config import EndpointSettings
@@ -31,17 +30,7 @@ def _own_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def server():
     """``server(*args)``: start tests/chat_server.py, return its base URL; stopped after the test."""
-    procs = []
-
-    def start(*args):
-        proc = subprocess.Popen([sys.executable, str(SERVER), *args], stdout=subprocess.PIPE, text=True)
-        procs.append(proc)
-        return f"http://127.0.0.1:{int(proc.stdout.readline().split()[1])}/v1"
-
-    yield start
-    for proc in procs:
-        proc.terminate()
-        proc.wait(timeout=10)
+    yield from serve(SERVER)
 
 
 def requests_answered(base_url: str) -> int:

@@ -5,12 +5,11 @@ counts from the server's ``usage`` and a server error are checked."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import stub_chat_server
+from testdata import serve
 
 from glong_lib.cli import main as glong
 
@@ -27,18 +26,7 @@ def _own_reply_cache(tmp_path, monkeypatch):
 @pytest.fixture
 def server():
     """``server(*args)``: start the stub process, return its base URL; stopped after the test."""
-    procs = []
-
-    def start(*args):
-        proc = subprocess.Popen([sys.executable, str(STUB), *args], stdout=subprocess.PIPE, text=True)
-        procs.append(proc)
-        port = int(proc.stdout.readline().split()[1])
-        return f"http://127.0.0.1:{port}/v1"
-
-    yield start
-    for proc in procs:
-        proc.terminate()
-        proc.wait(timeout=10)
+    yield from serve(STUB)
 
 
 ARGS = ["eval-msc", "--generator", "openai", "--model", "stub", "--conversations", "1", "--turns-per-session", "1",
