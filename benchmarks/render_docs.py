@@ -125,9 +125,9 @@ def files(folder: Path) -> str:
     return _table(["file", "command", "commit", "date", "wall", "machine"], rows)
 
 
-RENDERERS: dict[str, Callable[[Path], str]] = {"tokens": tokens, "latency": latency, "salience": salience,
-                                               "parser": parser, "memory": memory, "server": server, "notebooks": notebooks,
-                                               "files": files}
+RENDERERS: dict[str, Callable[[Path], str]] = {
+    "tokens": tokens, "latency": latency, "salience": salience, "parser": parser, "memory": memory,
+    "server": server, "notebooks": notebooks, "files": files}
 
 
 def render_text(text: str, folder: Path = RESULTS) -> str:
