@@ -179,3 +179,11 @@ def test_papermill_smoke_parameter_takes_effect(tmp_path, monkeypatch):
     printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
                       for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
     assert "smoke: True" in printed, "the cell below the parameters did not report a smoke run"
+
+
+def test_an_installed_glong_without_notebooks_says_where_to_get_them(tmp_path, capsys):
+    from glong_lib.cli import main
+
+    assert main(["notebooks", "--folder", str(tmp_path / "nowhere"), "--smoke"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no notebooks folder" in err and "--folder" in err, err
