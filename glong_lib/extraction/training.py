@@ -186,6 +186,8 @@ def package_adapter(adapter: PathLike, folder: PathLike) -> Path:
     for name in ("adapter_config.json", "adapter_model.safetensors", "training.json"):
         shutil.copyfile(adapter / name, tmp / name)
     write_artifact_marker(tmp, "lora-adapter")
+    for path in (tmp, *tmp.iterdir()):  # mkdtemp and atomic writes leave them private; a package is read by all
+        path.chmod(0o755 if path.is_dir() else 0o644)
     if folder.exists():
         shutil.rmtree(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
