@@ -34,7 +34,7 @@ def test_the_shading_has_a_colour_scale():
     plt.close(fig)
 
 
-@pytest.mark.parametrize("dpi", [100, 120])
+@pytest.mark.parametrize("dpi", [72, 100, 120, 144])
 def test_no_token_box_covers_the_previous_tokens_glyphs(dpi):
     fig = _figure()
     fig.set_dpi(dpi)

@@ -177,8 +177,9 @@ def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width:
                 col += len(part)
     lines.append(line)
     if ax is None:
-        # one character of a 9-pt monospace font is 0.6 x 9 pt wide (up to 0.65 after hinting): size the axes with room
-        fig, ax = plt.subplots(figsize=((width + 2) * 0.68 * 9 / 72 / 0.86, 0.8 + 0.24 * len(lines)))
+        # one character of a 9-pt monospace font is 0.6 x 9 pt wide, up to 0.64 after hinting (at 100 dpi): one data
+        # unit is 0.65 x 9 pt, and each token is centred in its box
+        fig, ax = plt.subplots(figsize=((width + 2) * 0.65 * 9 / 72 / 0.86, 0.8 + 0.24 * len(lines)))
         fig.subplots_adjust(left=0.01, right=0.87)
     cmap, top = plt.cm.Blues, float(mass.max()) or 1.0
     # shading and outlines first (patches, in data units: one unit per character), then every glyph
@@ -194,8 +195,8 @@ def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width:
                                            linestyle=_span_line(owner[i])))
     for y, items in enumerate(lines):
         for x, part, i in items:
-            ax.text(x - 0.5, y, part, family="monospace", fontsize=9, va="center", ha="left", zorder=3,
-                    color="white" if 0.85 * mass[i] / top > 0.6 else "black")
+            ax.text(x - 0.5 + len(part) / 2, y, part, family="monospace", fontsize=9, va="center", ha="center",
+                    zorder=3, color="white" if 0.85 * mass[i] / top > 0.6 else "black")
     scale = plt.cm.ScalarMappable(norm=plt.Normalize(0, top / 0.85), cmap=cmap)
     bar = ax.figure.colorbar(scale, cax=ax.inset_axes([1.01, 0.1, 0.012, 0.8]))  # beside, not taken from the axes
     bar.set_label("attention mass on the token\n(Eq. 1, summed over the summary rows)", fontsize=8)
