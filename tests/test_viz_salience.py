@@ -1,0 +1,54 @@
+"""The dialogue-attention figure of notebook 02 (``plot_dialogue_attention``): it carries a colour
+scale for its shading, and no token's shading box paints over the glyphs of the token before it
+(the figure once clipped "Leo" to "Lec" and "Portland" to "Portlanc")."""
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from glong_lib.schema import Triple  # noqa: E402
+from glong_lib.viz.salience import plot_dialogue_attention  # noqa: E402
+
+TOKENS = ["Maya", ":", "ĠHi", "ĠLeo", "!", "ĠI", "Ġfinished", "Ġmy", "Ġshift", "Ċ", "Leo", ":", "ĠNo",
+          "Ġworries", ",", "Ġthat", "Ġsounds", "Ġbrutal", "Ġin", "ĠPortland"]
+
+
+def _figure():
+    n = len(TOKENS)
+    result = SimpleNamespace(attention=np.linspace(0.1, 1.0, n * 3).reshape(n, 3), positions=[[3], [6, 8], []],
+                             input_tokens=TOKENS, summary="Maya finished her shift.",
+                             triples=[Triple("Maya", "know", "Leo"), Triple("Maya", "finish", "shift"),
+                                      Triple("Maya", "like", "tea")])
+    return plot_dialogue_attention(result)
+
+
+def test_the_shading_has_a_colour_scale():
+    fig = _figure()
+    bars = [a for a in fig.axes if a.get_label() == "<colorbar>"] or [a for a in fig.axes[0].child_axes]
+    assert bars, "no colorbar"
+    assert "attention" in bars[0].get_ylabel()
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("dpi", [72, 100, 120, 144])
+def test_no_token_box_covers_the_previous_tokens_glyphs(dpi):
+    fig = _figure()
+    fig.set_dpi(dpi)
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [t for t in ax.texts]
+    assert min(t.get_zorder() for t in texts) > max(p.get_zorder() for p in ax.patches)
+    by_line = {}
+    for t in texts:
+        by_line.setdefault(t.get_position()[1], []).append(t)
+    for line in by_line.values():
+        line.sort(key=lambda t: t.get_position()[0])
+        for left, right in zip(line, line[1:]):
+            a, b = left.get_window_extent(renderer), right.get_window_extent(renderer)
+            assert a.x1 <= b.x0 + 1.0, (left.get_text(), right.get_text(), a.x1, b.x0)
+    plt.close(fig)
