@@ -57,6 +57,7 @@ from .training import (  # noqa: F401
     load_base,
     lora_config,
     read_training_log,
+    shipped_adapter,
     tokenize_example,
     train_extractor,
     train_settings,

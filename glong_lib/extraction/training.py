@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence, Union
 from ..artifacts import check_artifact_target, publish_folder, write_artifact_marker
 from ..config import BUNDLED_SMOLLM2, Profile, get_profile
 from ..errors import DataError
-from ..io import PathLike
+from ..io import PathLike, data_dir
 from ..models import cache_dir, causal_lm_path, choose_device, loading, seed_everything
 from ..schema import TriplePair
 from .prompt import (
@@ -160,6 +160,41 @@ def adapter_dir_for(settings: TrainSettings, profile: Union[str, Profile] = "off
     return cache_dir("extractor") / f"{get_profile(profile).name}-{settings.key()}"
 
 
+#: Where the offline profile's default adapter ships inside the package (``data/extractor/offline`` in
+#: a checkout): 400 LoRA steps on the shipped pairs take about 20 minutes on 2 cores, which neither a
+#: class nor a Colab CPU runtime can wait for. ``glong train-extractor --out DIR`` re-trains it.
+SHIPPED_ADAPTER = ("extractor", "offline")
+
+
+def shipped_adapter(settings: TrainSettings) -> Optional[Path]:
+    """The adapter shipped in the package when it was trained with exactly ``settings`` (its
+    ``training.json`` records the recipe key), else None: any change of recipe (steps, data, prompt,
+    LoRA settings, seed, base model) misses it and trains a new adapter into the cache."""
+    folder = data_dir().joinpath(*SHIPPED_ADAPTER)
+    if not (folder / "adapter_config.json").is_file():
+        return None
+    return folder if read_training_log(folder).get("key") == settings.key() else None
+
+
+def package_adapter(adapter: PathLike, folder: PathLike) -> Path:
+    """Copy what the package ships of a trained adapter (its config, weights and ``training.json``; the
+    tokenizer is the base model's) into ``folder`` with a fresh checksum marker (``make ship-adapter``)."""
+    import shutil
+
+    adapter, folder = Path(adapter), Path(folder)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent if folder.parent.is_dir() else None))
+    for name in ("adapter_config.json", "adapter_model.safetensors", "training.json"):
+        shutil.copyfile(adapter / name, tmp / name)
+    write_artifact_marker(tmp, "lora-adapter")
+    for path in (tmp, *tmp.iterdir()):  # mkdtemp and atomic writes leave them private; a package is read by all
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(tmp), folder)
+    return folder
+
+
 def read_training_log(adapter_dir: PathLike) -> dict[str, Any]:
     """The ``training.json`` written beside an adapter (settings, loss history, timings)."""
     path = Path(adapter_dir) / "training.json"
@@ -207,7 +242,8 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
     tokens are already -100), so the loss is on the answer tokens only. The dev split (by
     utterance) is evaluated ``eval_points`` times for the dev-loss curve. Without ``out`` the
     adapter goes to the cache under a key of base model, data hash, steps, LoRA settings, lr,
-    batch size and seed, and an adapter already there is reused (unless ``force``).
+    batch size and seed, and an adapter already there is reused (unless ``force``); the offline
+    profile's default recipe is answered by the adapter shipped in the package (:func:`shipped_adapter`).
     """
     from datasets import Dataset
     from peft import get_peft_model
@@ -216,6 +252,8 @@ def train_extractor(pairs: Optional[Sequence[TriplePair]] = None, profile: Union
     pairs = list(pairs) if pairs is not None else load_pairs()
     settings = train_settings(pairs, profile, max_steps, seed, learning_rate, dev_fraction, max_train)
     target = Path(out) if out else adapter_dir_for(settings, profile)
+    if not out and not force and shipped_adapter(settings) is not None:
+        return shipped_adapter(settings)
     if (target / "adapter_config.json").is_file() and not force:
         return target
     if out:  # before minutes of training: a user's folder is never replaced
