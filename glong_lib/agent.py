@@ -39,7 +39,7 @@ from .generation import build_prompt, clean_reply, fit_prompt, format_memory
 from .memory import GraphMemory
 from .models import load_encoder
 from .pipeline import TripleSource
-from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever
+from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever, FlatEdgeRetriever
 from .schema import Conversation, MemoryEdge, Session, Turn
 from .text import turn_line
 
@@ -278,6 +278,7 @@ class GLongAgent(Agent):
     """
 
     name = "G-Long"
+    retriever_class = AssociativeRetriever  # FlatTripleAgent: the same triples with no graph step
 
     def __init__(self, generator, source: Optional[TripleSource] = None, encoder=None,
                  settings: Optional[RetrievalSettings] = None, memory_policy: str = "append",
@@ -315,13 +316,21 @@ class GLongAgent(Agent):
         # each fact enters memory at the time of the turn it came from, on the conversation clock
         self.memory.add_session(session, self.source.session_triples(conversation, session))
         # a fresh retriever sees the grown memory (its candidate-embedding cache starts clean)
-        self.retriever = AssociativeRetriever(self.memory, self.settings, update_access=self.update_access)
+        self.retriever = self.retriever_class(self.memory, self.settings, update_access=self.update_access)
 
     def memories(self, utterance, now_s) -> list[MemoryEdge]:
         if self.retriever is None or not self.memory.edge_ids():
             return []
         self.last_result = self.retriever.retrieve(utterance, now_s)
         return list(self.last_result.triples)
+
+
+class FlatTripleAgent(GLongAgent):
+    """G-Long without its graph step: the same triples, weights and Eq. 4 rerank, but every stored
+    triple is a candidate (``FlatEdgeRetriever``), not only those one hop from the query's anchors."""
+
+    name = "Flat triples"
+    retriever_class = FlatEdgeRetriever
 
 
 def glong_ablations(generator, source: TripleSource, encoder=None, settings: Optional[RetrievalSettings] = None,
@@ -378,5 +387,5 @@ def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[Tr
 __all__ = [
     "AgentReply", "Agent", "NoHistoryAgent", "LongContextAgent", "DenseRAGAgent", "BM25RAGAgent",
     "SummaryMemoryAgent", "summary_messages",
-    "GLongAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "ALL_METHODS",
+    "GLongAgent", "FlatTripleAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "ALL_METHODS",
 ]

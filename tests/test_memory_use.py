@@ -80,3 +80,42 @@ def test_persona_facts_loader(tmp_path):
     path.write_text('{"id": "x"}\n')
     with pytest.raises(DataError, match="sessions"):
         load_msc_persona_facts(path)
+
+
+def test_memory_turn_replies_answer_only_the_memory_turns_after_the_earlier_sessions():
+    from glong_lib.evaluation.memory_use import memory_turn_replies
+
+    class Echo:  # an agent that replies with what it has observed so far, and records each start
+        def __init__(self):
+            self.starts, self.seen = [], []
+
+        def start(self, conv):
+            self.starts.append(conv.id)
+            self.seen = []
+
+        def observe_session(self, session, conv):
+            self.seen.append(session.index)
+
+        def respond(self, text, context, now_s):
+            class R:
+                pass
+            r = R()
+            r.text, r.memories, r.prompt_tokens = f"seen {self.seen}", [], len(context)
+            return r
+
+    turns = {("c2", "S2:1"): frozenset({"kayak"})}   # c1 has no memory turn: it is never started
+    agent = Echo()
+    rows = memory_turn_replies({"E": agent}, CONVS, turns)
+    assert agent.starts == ["c2"]
+    assert [(r["method"], r["conversation"], r["turn_id"], r["reply"], r["prompt_tokens"]) for r in rows] == \
+        [("E", "c2", "S2:1", "seen [1]", 0)]
+    assert memory_use(rows, turns, ["E"])[0]["memory turns"] == 1
+
+
+def test_flat_triple_agent_is_g_long_without_the_graph_step():
+    from glong_lib.agent import FlatTripleAgent, GLongAgent
+    from glong_lib.retrieval import AssociativeRetriever, FlatEdgeRetriever
+
+    assert GLongAgent.retriever_class is AssociativeRetriever
+    assert FlatTripleAgent.retriever_class is FlatEdgeRetriever and issubclass(FlatEdgeRetriever, AssociativeRetriever)
+    assert FlatTripleAgent(None).name == "Flat triples"

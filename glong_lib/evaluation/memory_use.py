@@ -26,6 +26,7 @@ from ..loaders import load_conversations, load_msc_persona_facts
 from ..schema import Conversation
 from ..text import content_stems
 from .metrics import paired_bootstrap
+from .msc import session_queries
 
 #: A stem is *specific* when fewer than this share of the data set's utterances say it.
 SPECIFIC_SHARE = 0.005
@@ -135,6 +136,30 @@ def memory_use(records: Sequence[dict[str, Any]], turns: MemoryTurns, methods: S
                                  groups=[k[0] for k in paired])
             row.update({f"- {baseline}": d["mean_diff"], "diff ci low": d["ci_low"], "diff ci high": d["ci_high"]})
         rows.append(row)
+    return rows
+
+
+def memory_turn_replies(agents: Mapping[str, Any], conversations: Sequence[Conversation],
+                        turns: MemoryTurns) -> list[dict[str, Any]]:
+    """Each agent's reply to each memory turn in ``turns`` and nothing else, as records
+    :func:`memory_use` reads: the runner's loop (session 1 fills memory, the context is the session's
+    gold turns so far, memory is updated after each session) with the other queries skipped."""
+    rows = []
+    for conv in conversations:
+        asked = [s.index for s in conv.sessions if any((conv.id, t.id) in turns for t in s.turns)]
+        for name, agent in agents.items():
+            if not asked:
+                break
+            agent.start(conv)
+            for i, session in enumerate(s for s in conv.sessions if s.index <= max(asked)):
+                for q in session_queries(session, *conv.speakers) if i > 0 else []:
+                    if (conv.id, q.query.id) in turns:
+                        r = agent.respond(q.query.text, q.context, q.query.time_s)
+                        rows.append({"method": name, "conversation": conv.id, "session": session.index,
+                                     "turn_id": q.query.id, "reply": r.text, "memories": r.memories,
+                                     "prompt_tokens": r.prompt_tokens})
+                if session.index < max(asked):
+                    agent.observe_session(session, conv)
     return rows
 
 
