@@ -3,6 +3,7 @@ run filled: the times every notebook states in its first cell and the README's n
 (``results/bench_notebooks.json``). One notebook runs at a time, each in its own ``glong notebooks`` process.
 
     python -m benchmarks.bench_notebooks --warm              # every notebook; executed copies in build/
+    python -m benchmarks.bench_notebooks --warm --inplace    # the warm runs refresh the committed notebooks
     python -m benchmarks.bench_notebooks --only 01 03        # some of them
     python -m benchmarks.bench_notebooks --quick --json t.json   # notebook 00 in smoke mode (the smoke test)
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,9 +28,11 @@ from benchmarks._results import REPO
 from glong_lib.notebook_runner import list_notebooks
 
 
-def run_once(book: Path, cache: Path, out: Path, smoke: bool) -> float:
-    """Seconds of ``glong notebooks --only BOOK`` with ``GLONG_CACHE=cache`` (executed copy into ``out``)."""
-    command = [sys.executable, "-m", "glong_lib.cli", "notebooks", "--only", book.name, "--out", str(out)]
+def run_once(book: Path, cache: Path, out: Path, smoke: bool, inplace: bool = False) -> float:
+    """Seconds of ``glong notebooks --only BOOK`` with ``GLONG_CACHE=cache`` (executed copy into ``out``,
+    or, ``inplace``, the committed notebook refreshed)."""
+    command = [sys.executable, "-m", "glong_lib.cli", "notebooks", "--only", book.name,
+               *(["--inplace"] if inplace else ["--out", str(out)])]
     env = dict(os.environ, GLONG_CACHE=str(cache), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     start = time.perf_counter()
     subprocess.run(command + (["--smoke"] if smoke else []), env=env, check=True, cwd=REPO)
@@ -46,15 +50,20 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="*", default=None, metavar="PREFIX", help="notebooks whose names start so")
     p.add_argument("--warm", action="store_true", help="also time a second run with the filled cache")
     p.add_argument("--out", type=Path, default=REPO / "build" / "bench-notebooks", help="executed copies")
+    p.add_argument("--inplace", action="store_true",
+                   help="the warm run refreshes the committed notebook (its outputs then show the warm run)")
+    p.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "glong-notebook-cache",
+                   help="the model cache, emptied before each notebook's cold run")
     args = p.parse_args(argv)
     books = list_notebooks(only=["00"] if args.quick else args.only)
     rows = []
     for book in books:
-        with tempfile.TemporaryDirectory(prefix="glong-cold-") as cache:
-            row = {"notebook": book.stem, "title": title(book), "date": time.strftime("%Y-%m-%d", time.gmtime()),
-                   "cold_s": round(run_once(book, Path(cache), args.out, args.quick), 1)}
-            if args.warm:
-                row["warm_s"] = round(run_once(book, Path(cache), args.out, args.quick), 1)
+        shutil.rmtree(args.cache, ignore_errors=True)  # cold: nothing converted, trained or read yet
+        args.cache.mkdir(parents=True)
+        row = {"notebook": book.stem, "title": title(book), "date": time.strftime("%Y-%m-%d", time.gmtime()),
+               "cold_s": round(run_once(book, args.cache, args.out, args.quick), 1)}
+        if args.warm:
+            row["warm_s"] = round(run_once(book, args.cache, args.out, args.quick, args.inplace and not args.quick), 1)
         rows.append(row)
         print(f"{book.stem:<45} cold {row['cold_s']:7.1f} s" + (f"   warm {row['warm_s']:7.1f} s" if args.warm else ""))
     if not args.quick:  # a run of some notebooks keeps the other notebooks' rows of the result file
