@@ -43,7 +43,7 @@ from pathlib import Path
 import glong_lib, glong_lib.io as io
 assert "site-packages" in glong_lib.__file__, glong_lib.__file__
 # every sample the repository ships under data/ is inside the wheel, where data_path finds it
-wanted = [Path(p).relative_to("data") for p in Path(sys.argv[1]).read_text().split() if p.endswith((".json", ".jsonl", ".md"))]
+wanted = [Path(p).relative_to("data") for p in Path(sys.argv[1]).read_text().split()]  # the adapter too
 missing = [str(p) for p in wanted if not io.data_path(*p.parts).is_file()]
 assert not missing, f"not in the wheel: {missing}"
 # every module of the package imports from the installed copy
@@ -54,4 +54,7 @@ print(f"{len(wanted)} shipped data files found, {len(names)} modules imported")
 PY
 "$V/glong" eval-retrieval --probes --methods bm25 --k 1,5
 "$V/glong" inspect "$("$V/python" -c 'import glong_lib.io as io; print(io.data_path("probes.jsonl"))')" > /dev/null
+# the notebooks run from the installed wheel too, given a copy of the repository's notebooks/
+mkdir -p "$WORK/nbs" && cp "$REPO/notebooks/00_quickstart.ipynb" "$WORK/nbs/"
+GLONG_CACHE="$WORK/cache" "$V/glong" notebooks --folder "$WORK/nbs" --only 00 --smoke --out "$WORK/nb-out"
 echo "== installed check passed in $((SECONDS - START)) s"

@@ -96,6 +96,19 @@ def server(folder: Path) -> str:
               f"{record['machine']['cores']} cores, shared with other jobs; {record['wall_s']:.0f} s wall.")
 
 
+def notebooks(folder: Path) -> str:
+    """Each notebook's cold and warm run time (``bench_notebooks --warm``), with its Colab link."""
+    from glong_lib.colab import colab_url
+
+    record = read_result("bench_notebooks", folder)
+    rows = [[f"`{r['notebook']}`", r["title"], f"{r['warm_s']:,.0f} s" if "warm_s" in r else "not measured",
+             f"{r['cold_s']:,.0f} s", f"[open]({colab_url(r['notebook'] + '.ipynb')})"]
+            for r in record["figures"]["rows"]]
+    return (_table(["notebook", "what it teaches", "warm", "cold (empty cache)", "Colab"], rows)
+            + f"\n\n`results/bench_notebooks.json`: {record['machine']['cores']} cores ({record['machine']['cpu']}), "
+              "one notebook at a time.")
+
+
 def _commit(commit) -> str:
     """A short commit, keeping the ``+dirty`` mark (tracked files had changed when the run started)."""
     return "not recorded" if not commit else commit[:12] + ("+dirty" if commit.endswith("+dirty") else "")
@@ -112,8 +125,9 @@ def files(folder: Path) -> str:
     return _table(["file", "command", "commit", "date", "wall", "machine"], rows)
 
 
-RENDERERS: dict[str, Callable[[Path], str]] = {"tokens": tokens, "latency": latency, "salience": salience,
-                                               "parser": parser, "memory": memory, "server": server, "files": files}
+RENDERERS: dict[str, Callable[[Path], str]] = {
+    "tokens": tokens, "latency": latency, "salience": salience, "parser": parser, "memory": memory,
+    "server": server, "notebooks": notebooks, "files": files}
 
 
 def render_text(text: str, folder: Path = RESULTS) -> str:

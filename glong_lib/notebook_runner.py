@@ -129,7 +129,13 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
             get_profile(os.environ["GLONG_PROFILE"])
         except DataError as e:
             raise DataError(f"GLONG_PROFILE: {e}") from None
-    out = Path(out or REPO_ROOT / "build" / ("notebooks-smoke" if smoke else "notebooks"))
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError("no notebooks folder here (an installed glong ships no notebooks): run from a clone of the "
+                        "repository, or pass --folder with a copy of its notebooks/", path=folder)
+    # a checkout keeps its runs in build/; anywhere else (an installed wheel) they go to the working folder
+    default_out = (REPO_ROOT / "build") if folder == NOTEBOOKS_DIR else Path.cwd() / "glong-notebooks"
+    out = Path(out or default_out / ("notebooks-smoke" if smoke else "notebooks"))
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise DataError("is a symlink or not a folder; executed notebooks go into a folder", path=out)
     try:
@@ -151,7 +157,8 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
     # notebook's own FIGURES_DIR = "figures" is for a reader running it by hand, e.g. on Colab).
     kernel_env = {"GLONG_SMOKE": "1" if smoke else "0",
                   "GLONG_CACHE": str(cache_root()),
-                  "GLONG_FIGURES_DIR": str((out / "figures").resolve() if smoke else FIGURES_DIR)}
+                  "GLONG_FIGURES_DIR": str((out / "figures").resolve() if smoke
+                                           else folder.resolve().parent / "figures")}
     with _environment(kernel_env):
         for book in books:
             target = book if inplace else out / book.name

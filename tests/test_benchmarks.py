@@ -91,6 +91,7 @@ QUICK_KEYS = {
 SLOW_KEYS = {
     "bench_extraction": {"profile", "gold", "utterances/s by batch size"},
     "bench_extractor_steps": {"rows", "sizes", "train_seconds"},
+    "bench_notebooks": {"rows", "smoke"},
 }
 
 

@@ -87,15 +87,19 @@ def test_a_planted_wrong_number_is_caught():
     assert unbacked_numbers(nb) == []
 
 
-def readme_warm_seconds() -> dict[str, int]:
-    """Notebook stem -> the warm time (s) of the README's notebook table."""
-    rows = re.findall(r"^\| `(\d\d_\w+)` \|[^|]*\| ([\d,]+) s \|", (ROOT / "README.md").read_text(), flags=re.M)
-    return {stem: int(s.replace(",", "")) for stem, s in rows}
+def measured_seconds() -> dict[str, dict]:
+    """Notebook stem -> its row of results/bench_notebooks.json (cold and warm seconds, measured one
+    notebook at a time by benchmarks/bench_notebooks.py; the README's table is rendered from it)."""
+    record = json.loads((ROOT / "results" / "bench_notebooks.json").read_text())
+    return {r["notebook"]: r for r in record["figures"]["rows"]}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_each_notebook_states_the_readmes_measured_warm_time_up_front(path):
+def test_each_notebook_states_its_measured_run_times_up_front(path):
     opening = "".join(json.loads(path.read_text())["cells"][0]["source"])
-    stated = re.search(r"warm\s+run\s+([\d,]+)\s+s\b", opening)
-    assert stated, f"{path.name}: cell 0 should say 'warm run N s' (the README's notebook table)"
-    assert int(stated.group(1).replace(",", "")) == readme_warm_seconds()[path.stem]
+    row = measured_seconds().get(path.stem)
+    assert row, f"{path.name}: no row in results/bench_notebooks.json (benchmarks/bench_notebooks.py --warm)"
+    for kind in ("cold", "warm"):
+        stated = re.search(rf"{kind}\s+run\s+([\d,]+)\s+s\b", opening)
+        assert stated, f"{path.name}: cell 0 should say '{kind} run N s' (results/bench_notebooks.json)"
+        assert int(stated.group(1).replace(",", "")) == round(row[f"{kind}_s"]), f"{path.name}: {kind} time"

@@ -286,10 +286,16 @@ def test_build_command_from_gold_and_triples(sample_dir, tmp_path, capsys):
     stats = json.loads(capsys.readouterr().out)
     gold = GraphMemory.load(tmp_path / "gold")
     assert stats["edges"] == len(gold.edge_ids()) > 30 and stats["superseded edges"] >= 1
-    # gold facts are weighed by the offline salience source by default: Eq. 3 weights, not all 1.0
+    # gold facts are weighed by the offline salience source by default: the memory holds exactly the
+    # weights of the pipeline's step (Eq. 1-3 with the profile's scorer), not all 1.0
+    from glong_lib.loaders import load_conversation
+    from glong_lib.pipeline import weighted_triples
+    from glong_lib.salience import load_scorer
+
+    expected = sorted(round(t.weight, 6) for t in weighted_triples(load_conversation(conv), "gold",
+                                                                   scorer=load_scorer("offline")))
     weights = [gold.edge(e).weight for e in gold.edge_ids()]
-    assert max(weights) == pytest.approx(1.0) and len({round(w, 3) for w in weights}) > len(weights) // 3
-    assert min(weights) < 0.8
+    assert sorted(round(w, 6) for w in weights) == expected and min(expected) < max(expected) == pytest.approx(1.0)
     rows = tmp_path / "t.jsonl"
     rows.write_text(json.dumps({"conversation": "c01", "turn_id": "S1:7", "triples": [
         {"subject": "I", "relation": "live_in_citystatecountry", "object": "Portland", "weight": 0.7}]}))

@@ -156,3 +156,34 @@ def test_runner_environment_is_put_back(monkeypatch):
     with _environment({"GLONG_FIGURES_DIR": "/somewhere", "GLONG_SMOKE": "1"}):
         assert os.environ["GLONG_FIGURES_DIR"] == "/somewhere" and os.environ["GLONG_SMOKE"] == "1"
     assert "GLONG_FIGURES_DIR" not in os.environ and os.environ["GLONG_SMOKE"] == "0"
+
+
+@pytest.mark.slow
+def test_papermill_smoke_parameter_takes_effect(tmp_path, monkeypatch):
+    """Papermill's own convention, from its command line and a copy outside the checkout: ``-p SMOKE True``
+    reaches a parameters cell of plain literals (no "unknown parameter" warning) and the cell below it
+    derives the smoke sizes from it (it prints the mode)."""
+    import shutil
+    import subprocess
+    import sys
+
+    monkeypatch.delenv("GLONG_SMOKE", raising=False)
+    monkeypatch.delenv("GLONG_PROFILE", raising=False)
+    book = shutil.copy(NOTEBOOKS[0], tmp_path / NOTEBOOKS[0].name)
+    out = tmp_path / "out.ipynb"
+    run = subprocess.run([sys.executable, "-m", "papermill", str(book), str(out), "-p", "SMOKE", "True",
+                          "-k", "python3", "--cwd", str(tmp_path), "--no-progress-bar"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "unknown parameter" not in run.stderr.lower(), run.stderr[-2000:]
+    printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
+                      for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    assert "smoke: True" in printed, "the cell below the parameters did not report a smoke run"
+
+
+def test_an_installed_glong_without_notebooks_says_where_to_get_them(tmp_path, capsys):
+    from glong_lib.cli import main
+
+    assert main(["notebooks", "--folder", str(tmp_path / "nowhere"), "--smoke"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no notebooks folder" in err and "--folder" in err, err

@@ -327,10 +327,15 @@ def test_minilm_probe_recall(sample_dir):
 
     convs = load_conversations(sample_dir / "conversations")
     probes = load_probes(sample_dir / "probes.jsonl")
+    from glong_lib.memory.hash_encoder import HashEncoder
+
     ev = RE.evaluate_probes(probes, convs, load_encoder(), methods=["glong", "dense"], ks=(1, 5), progress=False)
-    # a real encoder over gold triples should find the evidence turn for most probes
-    assert ev.metrics["glong"]["Recall@5"] > 0.4
-    assert ev.metrics["dense"]["Recall@5"] > 0.4
+    # the reference: the same retrieval with vectors that carry no meaning (a hash of the whole string)
+    blind = RE.evaluate_probes(probes, convs, HashEncoder(384), methods=["glong", "dense"], ks=(1, 5), progress=False)
+    for method in ("glong", "dense"):
+        real, chance = ev.metrics[method], blind.metrics[method]
+        assert real["Recall@5"] >= real["Recall@1"]
+        assert real["Recall@5"] > chance["Recall@5"] + 0.2, (method, real, chance)  # meaning finds evidence
 
 
 def test_figures(memory):

@@ -16,6 +16,8 @@ def register(sub) -> None:
                    help="refresh the committed notebooks and figures/ (full run, offline unless --profile)")
     # nargs="+": a bare --only is a usage error, not "every notebook" (a 20-minute run)
     p.add_argument("--only", nargs="+", default=None, help="run only notebooks whose names start so (e.g. 00 03)")
+    p.add_argument("--folder", type=Path, default=None,
+                   help="the notebooks to run (default: the checkout's notebooks/; an installed glong ships none)")
     p.add_argument("--sync-colab", action="store_true",
                    help="only rewrite the Colab badges, README links and setup cells from pyproject's Repository URL")
     add_profile_option(p)
@@ -29,5 +31,8 @@ def run(args) -> int:
         changed = sync_colab()
         print("rewritten: " + (", ".join(changed) if changed else "nothing (all follow the Repository URL)"))
         return 0
-    run_notebooks(smoke=args.smoke, profile=args.profile, out=args.out, inplace=args.inplace, only=args.only)
+    from ..notebook_runner import NOTEBOOKS_DIR
+
+    run_notebooks(smoke=args.smoke, profile=args.profile, out=args.out, inplace=args.inplace, only=args.only,
+                  folder=args.folder or NOTEBOOKS_DIR)
     return 0

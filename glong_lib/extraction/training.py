@@ -176,6 +176,25 @@ def shipped_adapter(settings: TrainSettings) -> Optional[Path]:
     return folder if read_training_log(folder).get("key") == settings.key() else None
 
 
+def package_adapter(adapter: PathLike, folder: PathLike) -> Path:
+    """Copy what the package ships of a trained adapter (its config, weights and ``training.json``; the
+    tokenizer is the base model's) into ``folder`` with a fresh checksum marker (``make ship-adapter``)."""
+    import shutil
+
+    adapter, folder = Path(adapter), Path(folder)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent if folder.parent.is_dir() else None))
+    for name in ("adapter_config.json", "adapter_model.safetensors", "training.json"):
+        shutil.copyfile(adapter / name, tmp / name)
+    write_artifact_marker(tmp, "lora-adapter")
+    for path in (tmp, *tmp.iterdir()):  # mkdtemp and atomic writes leave them private; a package is read by all
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(tmp), folder)
+    return folder
+
+
 def read_training_log(adapter_dir: PathLike) -> dict[str, Any]:
     """The ``training.json`` written beside an adapter (settings, loss history, timings)."""
     path = Path(adapter_dir) / "training.json"
