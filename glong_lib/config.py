@@ -121,7 +121,7 @@ TRAIN_DATA = ("shipped", "personaext")
 class ExtractorSettings(Checked):
     """The triple extractor: base model and its LoRA fine-tuning (paper Appendix B: r=32, alpha=32,
     10 epochs, lr 2e-4, QLoRA on Qwen3-8B). ``glong train-extractor`` options are made from these
-    fields (``commands.common.STAGE_OPTIONS``).
+    fields (``commands.common.add_stage_options``).
 
     ``max_steps`` set: train that many steps (the CPU profile); None: train ``epochs`` epochs.
     """
