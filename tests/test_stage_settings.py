@@ -121,6 +121,8 @@ STAGE_COMMANDS = {
     ("build", "memory"): ((), ["c.json", "--out", "m"]),
     ("build", "summarizer"): (("training",), ["c.json", "--out", "m"]),
     ("score", "summarizer"): (("training",), ["rows.jsonl", "--out", "o.jsonl"]),
+    ("eval-msc", "summarizer"): (("training",), []),
+    ("eval-retrieval", "summarizer"): (("training",), ["--probes"]),
     ("train-extractor", "extractor"): (("max_new_tokens", "endpoint"), ["--out", "a"]),
 }
 
