@@ -175,7 +175,7 @@ SUMMARIZER_ARCHS = ("t5", "minilm-ed")
 @dataclass(frozen=True)
 class SummarizerConfig(Checked):
     """The training recipe of the summarizer the suite trains (``suite:summarizer``; all of it is in
-    the trained model's cache key). ``Profile.smoke()`` swaps in ``SMOKE_SUMMARIZER``."""
+    the trained model's cache key). A smoke profile trains ``SMOKE_SUMMARIZER`` instead."""
 
     arch: str = knob("t5", "a small T5 from scratch, or MiniLM warm-started on both sides", choices=SUMMARIZER_ARCHS)
     d_model: int = knob(128, "hidden size (t5)", 8, 4096)
@@ -196,7 +196,7 @@ class SummarizerConfig(Checked):
     seed: int = knob(42, "training seed", 0, 2**32 - 1)
 
 
-#: The tiny recipe of ``Profile.smoke()``.
+#: The tiny recipe a smoke profile trains (``summarizer.load_summarizer``).
 SMOKE_SUMMARIZER = SummarizerConfig(d_model=64, num_layers=2, num_heads=2, d_ff=128, steps=12, batch_size=8,
                                     warmup_steps=2, permutations=1)
 #: Where the attention that weighs triples comes from (``salience.SOURCES``).
@@ -410,14 +410,13 @@ class Profile:
     is_smoke: bool = False
 
     def smoke(self) -> "Profile":
-        """The same profile at tiny sizes: a few extractor steps, short replies, the suite summarizer's tiny
-        recipe (``SMOKE_SUMMARIZER``). The algorithm stays
+        """The same profile at tiny sizes: a few extractor steps, short replies (and the suite summarizer,
+        when one is trained, the tiny recipe ``SMOKE_SUMMARIZER``). The algorithm stays
         the profile's (the salience source too), so a smoke run checks what a full run computes.
         Cached artifacts get their own keys, so they never stand in for the full ones."""
         if self.is_smoke:
             return self
         return replace(self, is_smoke=True, extractor=replace(self.extractor, max_steps=SMOKE_STEPS),
-                       summarizer=replace(self.summarizer, training=SMOKE_SUMMARIZER),
                        generator=replace(self.generator, max_new_tokens=min(16, self.generator.max_new_tokens)))
 
 

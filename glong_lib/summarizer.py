@@ -39,7 +39,7 @@ ARCHS = SUMMARIZER_ARCHS
 #: changes the trained model, so no cache keeps serving the old one.
 TRAINING_CODE_VERSION = 2
 
-#: The recipes (``config.SummarizerConfig``): the profiles' and ``Profile.smoke()``'s.
+#: The recipes (``config.SummarizerConfig``): the profiles' and a smoke profile's.
 DEFAULT_CONFIG = SummarizerConfig()
 SMOKE_CONFIG = SMOKE_SUMMARIZER
 
@@ -254,10 +254,11 @@ def load_seq2seq(path: str | Path, device: Optional[str] = None):
 def load_summarizer(profile: Union[str, Profile] = "offline", config: Optional[SummarizerConfig] = None,
                     real_data: Optional[Path] = None, device: Optional[str] = None):
     """``(tokenizer, model, name)`` of a profile's summarizer (offline: trained and cached here with
-    the recipe ``profile.summarizer.training``, which a smoke profile has tiny)."""
+    the recipe ``profile.summarizer.training``; a smoke profile with the tiny ``SMOKE_SUMMARIZER``)."""
     p = get_profile(profile)
     if p.summarizer.model == SUITE_SUMMARIZER:
-        path = offline_summarizer_dir(config=config or p.summarizer.training, real_data=real_data)
+        path = offline_summarizer_dir(config=config or (SMOKE_SUMMARIZER if p.is_smoke else p.summarizer.training),
+                                      real_data=real_data)
         return (*load_seq2seq(path, device), f"suite {path.name}")
     return (*load_seq2seq(resolve_model(p.summarizer.model), device), p.summarizer.model)
 

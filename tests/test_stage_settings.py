@@ -70,7 +70,7 @@ def test_every_stage_default_is_kept():
     offline = config.PROFILES["offline"]
     assert _plain(asdict(offline.summarizer.decoder)) == before["decoder source"]
     assert _plain({**asdict(offline.summarizer.training), **RETIRED}) == before["summarizer training"]
-    assert _plain({**asdict(offline.smoke().summarizer.training), **RETIRED}) == before["summarizer training (smoke)"]
+    assert _plain({**asdict(config.SMOKE_SUMMARIZER), **RETIRED}) == before["summarizer training (smoke)"]
     memory = offline.memory
     assert [memory.policy, memory.merge_threshold, sorted(memory.single_valued)] == [
         before["memory"]["policy"], before["memory"]["merge_threshold"], before["memory"]["single_valued"]]
