@@ -19,8 +19,8 @@ Run time on 2 shared cores: ``--quick`` does no model work and needs no data: it
 options and writes ``{"skipped": ...}`` (every number here needs LoCoMo and trained adapters); the full
 run is minutes per adapter with its LoCoMo triples cached, about an hour per adapter cold.
 
-    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_anchor_reach \\
-        --adapters ~/.cache/glong/extractor/offline-db4d32499ce4 ~/.cache/glong/extractor/offline-59e2c4ca5ca2
+    # OLD and NEW: two adapter folders (``glong train-extractor --out DIR``, or ones in $GLONG_CACHE/extractor)
+    GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_anchor_reach --adapters $OLD $NEW
 """
 
 from __future__ import annotations

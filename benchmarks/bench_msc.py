@@ -1,6 +1,6 @@
 """End-to-end MSC benchmark: ``glong eval-msc`` with a preset, the run behind the README's MSC tables.
 
-Every method of ``agent.ALL_METHODS`` (the baselines, the summary-memory baseline whose memory the
+Every method of ``config.ALL_AGENT_METHODS`` (the baselines, the summary-memory baseline whose memory the
 generator writes, G-Long and its ablations: importance, recency, the rerank (Table 14), L = 2 hops)
 plus the two prompt variants (``--variants``: the reference code's ranked memory lines; the context
 never reset between sessions), the paper's Table 1 and Table 6 layouts, and ``--compare``: G-Long
@@ -47,16 +47,16 @@ import sys
 from typing import Optional
 
 from benchmarks._common import add_split_option, bench_parser, real_split
-from glong_lib.agent import ALL_METHODS
 from glong_lib.cli import main as glong
-from glong_lib.config import RESPONDERS
+from glong_lib.config import ALL_AGENT_METHODS, RESPONDERS
 from glong_lib.datasets import describe
 
 #: The options this benchmark gives ``glong eval-msc`` (any option given on the command line wins):
 #: every method and both prompt variants, the paired comparisons, the first 2 user turns of each
 #: session (about 2 s per reply on 2 cores), 24-token replies cut at their first line (with the
 #: first-line stop, replies end on their own before 24 tokens).
-PRESET = ["--methods", *ALL_METHODS, "--variants", "--compare", "--turns-per-session", "2", "--max-new-tokens", "24"]
+PRESET = ["--methods", *ALL_AGENT_METHODS, "--variants", "--compare", "--turns-per-session", "2",
+          "--max-new-tokens", "24"]
 
 #: ``--quick``: two sample conversations, one turn a session, no model anywhere but the encoder.
 QUICK = ["--conversations", "2", "--turns-per-session", "1", "--max-sessions", "2", "--generator", "echo",

@@ -25,7 +25,7 @@ over every conversation; cached after) and 10-20 minutes warm.
     python -m benchmarks.bench_retrieval --quick --json retrieval.json
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_retrieval --skip-latency --conversations 1 --max-turns 200
     # answer-word coverage of the current adapter's triples beside an earlier adapter's (before/after)
-    OLD=~/.cache/glong/extractor/offline-db4d32499ce4
+    OLD=/path/to/earlier/adapter   # a folder written by glong train-extractor --out
     GLONG_REAL_DATA=../shared/data python -m benchmarks.bench_retrieval --skip-latency --baseline-adapter $OLD
 """
 

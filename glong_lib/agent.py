@@ -352,17 +352,16 @@ def glong_ablations(generator, source: TripleSource, encoder=None, settings: Opt
 
 
 #: The agent keys (their home is ``config``, where the command line reads them without torch).
-METHODS, ALL_METHODS = AGENT_METHODS, ALL_AGENT_METHODS
 
 
-def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[TripleSource] = None,
+def make_agents(generator, methods: Sequence[str] = AGENT_METHODS, source: Optional[TripleSource] = None,
                 encoder=None, memory_format: str = "arrow",
                 settings: Optional[RetrievalSettings] = None) -> dict[str, Agent]:
-    """The agents for ``methods`` (keys of :data:`METHODS`), named for tables, one generator shared;
+    """The agents for ``methods`` (keys of ``config.AGENT_METHODS``), named for tables, one generator shared;
     ``settings`` (default the paper's) set G-Long's retrieval and every baseline's K."""
-    unknown = [m for m in methods if m not in ALL_METHODS]
+    unknown = [m for m in methods if m not in ALL_AGENT_METHODS]
     if unknown:
-        raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(ALL_METHODS)})")
+        raise DataError(f"unknown method(s) {', '.join(unknown)} (choose from {', '.join(ALL_AGENT_METHODS)})")
     source = source or TripleSource("gold")
     settings = settings or PAPER_RETRIEVAL
     glong = glong_ablations(generator, source, encoder, settings, memory_format)
@@ -387,5 +386,5 @@ def make_agents(generator, methods: Sequence[str] = METHODS, source: Optional[Tr
 __all__ = [
     "AgentReply", "Agent", "NoHistoryAgent", "LongContextAgent", "DenseRAGAgent", "BM25RAGAgent",
     "SummaryMemoryAgent", "summary_messages",
-    "GLongAgent", "FlatTripleAgent", "TripleSource", "glong_ablations", "make_agents", "METHODS", "ALL_METHODS",
+    "GLongAgent", "FlatTripleAgent", "TripleSource", "glong_ablations", "make_agents",
 ]

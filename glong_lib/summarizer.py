@@ -6,7 +6,7 @@ own with transformers' ``Seq2SeqTrainer`` and caches it (key: config + data hash
 * ``arch="t5"``: a small T5 (``T5Config``, ``SummarizerConfig``'s sizes: 2 layers, d_model 128) trained from
   scratch, with the bundled MiniLM's fast WordPiece tokenizer (offsets are needed for the triple spans).
 * ``arch="minilm-ed"``: an ``EncoderDecoderModel`` warm-started from MiniLM on both sides; its
-  cross-attention starts untrained (``freeze=True`` trains only the cross-attention and the head).
+  cross-attention starts untrained.
 
 Training pairs come from ``data/summaries.jsonl`` (dialogue -> summary, plus *linearised gold
 triples* -> summary, the input the scorer really sees) minus a seeded held-out split, and, when
@@ -22,52 +22,26 @@ import json
 import random
 import shutil
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from .config import SUITE_SUMMARIZER, Profile, get_profile
+from .config import SMOKE_SUMMARIZER, SUITE_SUMMARIZER, SUMMARIZER_ARCHS, Profile, SummarizerConfig, get_profile
 from .errors import DataError
 from .io import data_path
 from .loaders import load_summary_pairs
 from .models import building, cache_dir, choose_device, loading, minilm_path, resolve_model, seed_everything
 from .schema import SummaryPair, Triple
 
-ARCHS = ("t5", "minilm-ed")
+ARCHS = SUMMARIZER_ARCHS
 
 #: Part of the cache key: bump it when a change to the training code (not the config or the data)
 #: changes the trained model, so no cache keeps serving the old one.
 TRAINING_CODE_VERSION = 2
 
-
-@dataclass(frozen=True)
-class SummarizerConfig:
-    """Everything that changes the trained summarizer (part of its cache key)."""
-
-    arch: str = "t5"
-    d_model: int = 128
-    num_layers: int = 2
-    num_heads: int = 4
-    d_ff: int = 512
-    steps: int = 600
-    batch_size: int = 16
-    learning_rate: float = 1e-3
-    warmup_steps: int = 100
-    max_source_tokens: int = 256
-    max_target_tokens: int = 64
-    # which sources to pair with each summary: the scorer reads linearised triples, so those first;
-    # ("triples", "dialogue") doubles the training cost on CPU
-    inputs: tuple[str, ...] = ("triples",)
-    n_test: int = 30
-    freeze: bool = False  # minilm-ed only: train cross-attention and head, keep MiniLM frozen
-    permutations: int = 3  # shuffled copies of each triples source (as written, the central facts come first)
-    vocab: str = "corpus"  # t5 only: "corpus" = MiniLM's word pieces seen in the data (~3k), "minilm" = all 30k
-    seed: int = 42
-
-
+#: The recipes (``config.SummarizerConfig``): the profiles' and a smoke profile's.
 DEFAULT_CONFIG = SummarizerConfig()
-SMOKE_CONFIG = replace(DEFAULT_CONFIG, d_model=64, num_layers=2, num_heads=2, d_ff=128, steps=12,
-                       batch_size=8, warmup_steps=2, permutations=1)
+SMOKE_CONFIG = SMOKE_SUMMARIZER
 
 
 # --------------------------------------------------------------------------- data
@@ -195,9 +169,6 @@ def build_model(config: SummarizerConfig, tokenizer):
         model.config.decoder_start_token_id = tokenizer.cls_token_id
         model.config.pad_token_id = tokenizer.pad_token_id
         model.config.eos_token_id = tokenizer.sep_token_id
-        if config.freeze:
-            for name, param in model.named_parameters():
-                param.requires_grad = "crossattention" in name or "cls" in name
     else:
         raise DataError(f"unknown summarizer arch '{config.arch}' (choose from {', '.join(ARCHS)})")
     gen = model.generation_config
@@ -231,8 +202,8 @@ def _train_into(tmp: Path, config: SummarizerConfig, examples, progress: bool) -
     if not examples:
         raise DataError("no training pairs for the summarizer")
     seed_everything(config.seed)
-    use_corpus = config.arch == "t5" and config.vocab == "corpus"
-    tok = corpus_tokenizer([t for pair in examples for t in pair]) if use_corpus else minilm_tokenizer()
+    # t5 from scratch: MiniLM's word pieces seen in the data (~3k of 30k), a tenth of the output layer
+    tok = corpus_tokenizer([t for pair in examples for t in pair]) if config.arch == "t5" else minilm_tokenizer()
     model = build_model(config, tok)
     args = Seq2SeqTrainingArguments(
         output_dir=str(tmp / "trainer"), max_steps=config.steps, per_device_train_batch_size=config.batch_size,
@@ -282,11 +253,12 @@ def load_seq2seq(path: str | Path, device: Optional[str] = None):
 
 def load_summarizer(profile: Union[str, Profile] = "offline", config: Optional[SummarizerConfig] = None,
                     real_data: Optional[Path] = None, device: Optional[str] = None):
-    """``(tokenizer, model, name)`` of a profile's summarizer (offline: trained and cached here;
-    a smoke profile gets the tiny ``SMOKE_CONFIG`` summarizer)."""
+    """``(tokenizer, model, name)`` of a profile's summarizer (offline: trained and cached here with
+    the recipe ``profile.summarizer.training``; a smoke profile with the tiny ``SMOKE_SUMMARIZER``)."""
     p = get_profile(profile)
     if p.summarizer.model == SUITE_SUMMARIZER:
-        path = offline_summarizer_dir(smoke=p.is_smoke, config=config, real_data=real_data)
+        path = offline_summarizer_dir(config=config or (SMOKE_SUMMARIZER if p.is_smoke else p.summarizer.training),
+                                      real_data=real_data)
         return (*load_seq2seq(path, device), f"suite {path.name}")
     return (*load_seq2seq(resolve_model(p.summarizer.model), device), p.summarizer.model)
 

@@ -12,7 +12,9 @@ from dataclasses import replace
 import pytest
 
 from glong_lib.agent import (
-    METHODS,
+    AGENT_METHODS as METHODS,
+)
+from glong_lib.agent import (
     BM25RAGAgent,
     DenseRAGAgent,
     GLongAgent,

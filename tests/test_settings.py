@@ -160,7 +160,7 @@ def test_help_of_every_command_imports_no_torch():
 
 
 def test_the_salience_layer_travels_from_the_command_line_to_the_scorer(monkeypatch):
-    """``--salience-layer`` sets ``profile.summarizer.layer``, which ``load_scorer`` hands to the
+    """``--salience-layer`` sets ``profile.summarizer.decoder.layer``, which ``load_scorer`` hands to the
     decoder source (the model load itself is replaced: only the settings are checked here)."""
     from glong_lib import salience
     from glong_lib.commands.common import profile_from
@@ -169,10 +169,10 @@ def test_the_salience_layer_travels_from_the_command_line_to_the_scorer(monkeypa
     monkeypatch.setattr(salience, "load_decoder_scorer", lambda **kw: seen.update(kw) or "scorer")
     args = _sub("build").parse_args(["conversation.json", "--out", "mem", "--salience-layer", "7"])
     profile = profile_from(args)
-    assert profile.summarizer.layer == 7
+    assert profile.summarizer.decoder.layer == 7
     assert salience.load_scorer(profile) == "scorer" and seen["settings"].layer == 7
     seen.clear()
     salience.load_scorer("offline")
-    assert "settings" not in seen  # no layer named: the source's measured default
+    assert seen["settings"] == salience.DEFAULT_DECODER_SOURCE  # no layer named: the source's measured default
     with pytest.raises(SystemExit):
         _sub("build").parse_args(["conversation.json", "--out", "mem", "--salience-layer", "-1"])

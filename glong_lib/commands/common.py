@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import fields, replace
+from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,16 +20,16 @@ from ..errors import DataError
 
 
 def add_profile_option(parser, smoke: bool = False, salience: bool = False) -> None:
-    """``--profile`` (and ``--smoke``; with ``salience``, ``--salience-layer``, the decoder source's
-    attention layer, ``profile.summarizer.layer``)."""
+    """``--profile`` (and ``--smoke``; with ``salience``, the salience stage's options: ``--salience-layer``,
+    the decoder source's attention layer ``profile.summarizer.decoder.layer``, and the rest of
+    ``config.SummarizerSettings``, made by :func:`add_stage_options`)."""
     parser.add_argument("--profile", default="offline", choices=sorted(PROFILES),
                         help="model profile (default: offline, no network)")
     if smoke:
         parser.add_argument("--smoke", action="store_true", help="the profile at tiny sizes (tests): profile.smoke()")
     if salience:
-        parser.add_argument("--salience-layer", type=number(int, 0, 255), default=None,
-                            help="decoder salience source: the attention layer read for Eq. 1-3 "
-                                 "(default: the measured one, 16 of SmolLM2's 30)")
+        group = parser.add_argument_group("salience (Eq. 1-3; config.SummarizerSettings)")
+        add_stage_options(group, "summarizer", prefix="salience-", skip=("training",))
 
 
 def add_wait_option(parser) -> None:
@@ -40,13 +40,20 @@ def add_wait_option(parser) -> None:
 
 
 def profile_from(args) -> Profile:
-    """The profile the options ask for: ``--profile``, made tiny by ``--smoke``, with the salience
-    layer ``--salience-layer`` names."""
+    """The profile the options ask for: ``--profile``, made tiny by ``--smoke``, with every stage
+    setting an option of :func:`add_stage_options` names (options left out keep the profile's value)."""
     p = get_profile(args.profile)
     p = p.smoke() if getattr(args, "smoke", False) else p
-    if getattr(args, "salience_layer", None) is not None:
-        p = replace(p, summarizer=replace(p.summarizer, layer=args.salience_layer))
+    for dest, value in sorted(vars(args).items()):
+        if STAGE_DEST in dest and value is not None:
+            p = _with_setting(p, dest.split(STAGE_DEST)[1:], value)
     return p
+
+
+def _with_setting(obj, path: list[str], value):
+    """``obj`` with the (nested) field ``path`` set to ``value``."""
+    head = path[0]
+    return replace(obj, **{head: value if len(path) == 1 else _with_setting(getattr(obj, head), path[1:], value)})
 
 
 def number(kind=float, low: Optional[float] = None, high: Optional[float] = None):
@@ -186,6 +193,13 @@ def field_type(f):
     """The argparse type of a settings field, with the field's own range: the option refuses what
     the dataclass would refuse, as a usage error before any work."""
     meta, default = f.metadata, f.default
+    if isinstance(default, frozenset):
+        return lambda text: frozenset(x.strip() for x in text.split(",") if x.strip())
+    if default is None or default is MISSING:  # no default: the annotation says the kind
+        kind = int if "int" in str(f.type) else float if "float" in str(f.type) else str
+        return number(kind, meta.get("low"), meta.get("high")) if kind is not str else str
+    if isinstance(default, str):
+        return str
     if isinstance(default, tuple):
         one = number(float, meta.get("low"), meta.get("high"))
 
@@ -200,7 +214,42 @@ def field_type(f):
 
 def as_option_text(value) -> str:
     """A default as the command line writes it: ``(0.5, 0.3, 0.2)`` -> ``0.5,0.3,0.2``."""
+    if isinstance(value, frozenset):
+        return ",".join(sorted(value))
     return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+#: Joins a profile field and its settings' field in an option's ``dest`` (``summarizer__decoder__layer``),
+#: which is how :func:`profile_from` finds the stage options a command has.
+STAGE_DEST = "__"
+
+
+def add_stage_options(parser, stage: str, prefix: str = "", skip: tuple[str, ...] = ()) -> None:
+    """One option per field of a profile stage's settings (``stage``: ``extractor``, ``summarizer``,
+    ``memory``, ...; nested settings such as ``summarizer.decoder`` get options too, ``skip`` leaves
+    fields out), named ``--{prefix}{option}``, with the ``knob``'s help, range and choices. Defaults are
+    None, meaning "the profile's value" (the help quotes the offline profile's): :func:`profile_from`
+    applies what was given, so the profile is the one source of defaults."""
+    _add_options(parser, stage.split("."), getattr(PROFILES["offline"], stage), prefix, skip)
+
+
+def _add_options(parser, path: list[str], settings, prefix: str, skip) -> None:
+    for f in fields(settings):
+        value = getattr(settings, f.name)
+        if f.name in skip or "help" not in f.metadata:
+            if is_dataclass(value) and f.name not in skip and value.__class__.__name__ != "EndpointSettings":
+                _add_options(parser, [*path, f.name], value, prefix, skip)
+            continue
+        meta = f.metadata
+        flag = "--" + prefix + (meta.get("option") or f.name.replace("_", "-"))
+        common = dict(dest=STAGE_DEST.join(["", *path, f.name]), default=None,
+                      help=f"{meta['help']} (offline profile: {as_option_text(value)})")
+        if isinstance(f.default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+        elif meta.get("choices") is not None:
+            parser.add_argument(flag, choices=meta["choices"], **common)
+        else:
+            parser.add_argument(flag, type=field_type(f), metavar=f.name.upper(), **common)
 
 
 def add_settings_options(parser, cls=RetrievalSettings, skip: tuple[str, ...] = (), label: str = "paper") -> None:

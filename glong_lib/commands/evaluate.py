@@ -114,7 +114,7 @@ def register(sub) -> None:
     p.add_argument("--resume", action="store_true", help="continue the run recorded in --checkpoint")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     add_device_option(p)
-    add_profile_option(p, smoke=True)
+    add_profile_option(p, smoke=True, salience=True)
     settings = p.add_argument_group("G-Long's retrieval (and every baseline's K)")
     add_preset_option(settings, "the profile's")
     add_settings_options(settings)

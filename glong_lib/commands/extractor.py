@@ -5,18 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import PROFILES
 from ..errors import DataError
-from .common import add_device_option, add_endpoint_options, add_profile_option, endpoint_from_args, number, print_table
+from .common import (
+    add_device_option,
+    add_endpoint_options,
+    add_profile_option,
+    add_stage_options,
+    endpoint_from_args,
+    number,
+    print_table,
+    profile_from,
+)
 
 
 def register(sub) -> None:
     t = sub.add_parser("train-extractor", help="fine-tune the triple extractor with LoRA")
     t.add_argument("--data", type=Path, default=None,
                    help="training pairs: the shipped data/triple_pairs.jsonl (default) or a PersonaExt file")
-    t.add_argument("--max-steps", type=number(int, 1), default=None,
-                   help="training steps (default: the profile's, "
-                        f"e.g. {PROFILES['offline'].extractor.max_steps} for offline)")
     t.add_argument("--max-train", type=number(int, 1), default=None, help="use at most this many training utterances")
     t.add_argument("--out", type=Path, required=True, help="folder for the LoRA adapter")
     t.add_argument("--merge-out", type=Path, default=None,
@@ -24,6 +29,8 @@ def register(sub) -> None:
                         "tokenizer to this folder: what a server such as vLLM loads as a plain model")
     t.add_argument("--seed", type=number(int, 0), default=42)
     add_profile_option(t)
+    add_stage_options(t.add_argument_group("the extractor and its training (config.ExtractorSettings)"), "extractor",
+                      skip=("max_new_tokens",))
     t.set_defaults(func=run_train)
 
     e = sub.add_parser("extract", help="extract triples from every turn of a conversation file")
@@ -47,13 +54,13 @@ def run_train(args) -> int:
     check_artifact_target(args.out)  # before minutes of training: a folder of the user's files is never replaced
     if args.merge_out:
         check_artifact_target(args.merge_out)
-    pairs = load_pairs(args.data or required_pairs(args.profile))
-    out = train_extractor(pairs, args.profile, max_steps=args.max_steps, out=args.out, seed=args.seed,
-                          max_train=args.max_train, force=True)
+    profile = profile_from(args)  # the profile with every extractor option given
+    pairs = load_pairs(args.data or required_pairs(profile))
+    out = train_extractor(pairs, profile, out=args.out, seed=args.seed, max_train=args.max_train, force=True)
     if args.merge_out:
         from ..extraction import merge_adapter
 
-        merge_adapter(args.profile, out, args.merge_out)
+        merge_adapter(profile, out, args.merge_out)
     log = read_training_log(out)
     losses = [r["loss"] for r in log.get("log_history", []) if "loss" in r]
     dev = [r["eval_loss"] for r in log.get("log_history", []) if "eval_loss" in r]
@@ -65,7 +72,7 @@ def run_train(args) -> int:
     return 0
 
 
-def required_pairs(profile: str):
+def required_pairs(profile):
     """The pairs a profile trains on when ``--data`` is not given (``training_pairs_path``: PersonaExt
     for the paper profile, refused in one line when absent; None, the shipped pairs, otherwise)."""
     from ..extraction.prompt import training_pairs_path

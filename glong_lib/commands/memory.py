@@ -9,10 +9,10 @@ from typing import Optional
 
 from ..errors import DataError
 from ..loaders import load_conversations, load_extraction_rows, row_triples, row_turn_id
-from ..memory import LOCK_FILE, POLICIES, GraphMemory, NewerFormat, build_memory, check_target, memory_size
+from ..memory import LOCK_FILE, GraphMemory, NewerFormat, build_memory, check_target, memory_size
 from ..models import LazyEncoder
 from ..schema import Conversation, Triple
-from .common import add_profile_option, add_wait_option, print_table, profile_from
+from .common import add_profile_option, add_stage_options, add_wait_option, print_table, profile_from
 
 
 def register(sub) -> None:
@@ -26,7 +26,7 @@ def register(sub) -> None:
                      help="a `glong extract`/`glong score` JSONL (one object per turn) instead of running models")
     src.add_argument("--gold", action="store_true",
                      help="use the gold triples in INPUT (weighed by the salience scorer unless --no-salience)")
-    b.add_argument("--policy", default="append", choices=POLICIES, help="changed facts: keep all, or supersede")
+    add_stage_options(b.add_argument_group("the memory (config.MemorySettings)"), "memory")
     b.add_argument("--scope", default="session", choices=["session", "dialogue"],
                    help="salience normalisation scope when scoring here (default: session, the paper)")
     b.add_argument("--no-salience", action="store_true",
@@ -120,7 +120,8 @@ def run_build(args) -> int:
     else:
         triples = build_triples(conv, args)
     # the profile's encoder (loaded on first use); the saved memory records which one it was
-    mem = build_memory(conv, triples, encoder=LazyEncoder(profile_from(args)), policy=args.policy)
+    mem = build_memory(conv, triples, encoder=LazyEncoder(profile_from(args)),
+                       settings=profile_from(args).memory)
     if old and not mem.edge_ids() and not args.force:
         raise DataError(f"the new memory is empty and would replace one with {old} edges; nothing written "
                         f"(check --triples/--conversation, or pass --force)", path=args.out)

@@ -19,6 +19,7 @@ from .common import (
     endpoint_from_args,
     number,
     print_table,
+    profile_from,
     settings_from_args,
     split_list,
 )
@@ -80,7 +81,7 @@ def register(sub) -> None:
     e.add_argument("--checkpoint", type=Path, default=None, help="append each finished question to this file")
     e.add_argument("--resume", action="store_true", help="continue the run recorded in --checkpoint")
     e.add_argument("--json", action="store_true", help="print JSON")
-    add_profile_option(e)
+    add_profile_option(e, salience=True)
     e.set_defaults(func=run_eval)
 
 
@@ -227,7 +228,7 @@ def run_eval(args) -> int:
     if args.weights != "uniform" and any(m in GRAPH_METHODS for m in methods):
         from ..salience import load_scorer
 
-        scorer = load_scorer(args.profile)
+        scorer = load_scorer(profile_from(args))  # with the --salience-* options
     extractor = None
     if (args.longmemeval or args.locomo) and any(m in GRAPH_METHODS for m in methods):
         extractor = _extractor_or_none(args)

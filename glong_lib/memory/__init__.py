@@ -1,12 +1,11 @@
 """The graph memory bank (paper section 3.3): ``graph`` holds the memory itself (entity nodes in a
 faiss index, attributed edges in a networkx MultiDiGraph); ``persistence`` saves and loads it
-so that a memory is never lost; ``vectors`` turns encoder output into the unit vectors that the
-memory and the retrievers compare.
+so that a memory is never lost; its settings are ``config.MemorySettings`` (a profile's ``memory``).
+Encoder output becomes unit vectors in ``glong_lib.vectors``, below both memory and retrieval.
 """
 
 from .files import LOCK_FILE  # noqa: F401
 from .graph import (  # noqa: F401
-    DEFAULT_MERGE_THRESHOLD,
     POLICIES,
     SINGLE_VALUED_RELATIONS,
     GraphMemory,

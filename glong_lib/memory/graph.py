@@ -35,14 +35,14 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence, Union
 
 import networkx as nx
 import numpy as np
 
-from ..config import BUNDLED_MINILM
+from ..config import BUNDLED_MINILM, POLICIES, SINGLE_VALUED_RELATIONS, MemorySettings  # noqa: F401
 from ..dates import edge_date
 from ..errors import DataError
 from ..models import encoder_name
@@ -51,20 +51,6 @@ from ..text import entity_label, normalise_entity, normalise_relation
 from .entities import EntityIndex
 from .hash_encoder import HashEncoder  # noqa: F401  (re-exported: memories in tests use it)
 from .persistence import FORMAT_VERSION, read_memory, save_memory
-
-#: Relations that hold one value at a time (PersonaExt names): where one lives, works, one's job,
-#: marital and school status. Under policy ``supersede`` a newer value replaces the older one.
-SINGLE_VALUED_RELATIONS = frozenset({
-    "live_in_citystatecountry", "live_in_general", "employed_by_company", "employed_by_general",
-    "has_profession", "job_status", "marital_status", "school_status",
-})
-
-POLICIES = ("append", "supersede")
-
-#: Cosine similarity (MiniLM, unit vectors) above which two entity strings become one node.
-#: Measured on MiniLM: "hiking"/"hikes" 0.90 and "portland"/"denver" 0.55 stay apart;
-#: "the hospital"/"hospital" 0.95 and "make pasta"/"making pasta" 0.96 merge.
-DEFAULT_MERGE_THRESHOLD = 0.92
 
 _EDGE_FIELDS = tuple(f.name for f in fields(MemoryEdge))
 
@@ -77,19 +63,20 @@ class GraphMemory(EntityIndex):
     (a SentenceTransformer); None loads the offline MiniLM on first use.
     """
 
-    def __init__(self, encoder=None, policy: str = "append", merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
-                 single_valued: Iterable[str] = SINGLE_VALUED_RELATIONS):
-        if policy not in POLICIES:
-            raise DataError(f"unknown policy '{policy}' (choose from {', '.join(POLICIES)})")
-        if not 0.0 < float(merge_threshold) <= 1.0 + 1e-9:
-            raise DataError(f"merge_threshold must be in (0, 1], got {merge_threshold}")
+    def __init__(self, encoder=None, policy: Optional[str] = None, merge_threshold: Optional[float] = None,
+                 single_valued: Optional[Iterable[str]] = None, settings: MemorySettings = MemorySettings()):
+        given = {k: v for k, v in (("policy", policy), ("merge_threshold", merge_threshold)) if v is not None}
+        if single_valued is not None:
+            given["single_valued"] = frozenset(normalise_relation(r) for r in single_valued)
+        #: ``config.MemorySettings`` (a profile's ``memory``), with the values the keywords name
+        self.settings = replace(settings, **given)
         self._encoder = encoder
         # the encoder's reference (a profile's ``encoder``): saved with the memory, whose vectors
         # only that encoder can search; None loads the offline MiniLM on first use
         self.encoder_ref = encoder_name(encoder) if encoder is not None else BUNDLED_MINILM
-        self.policy = policy
-        self.merge_threshold = float(merge_threshold)
-        self.single_valued = frozenset(normalise_relation(r) for r in single_valued)
+        self.policy = self.settings.policy
+        self.merge_threshold = float(self.settings.merge_threshold)
+        self.single_valued = frozenset(normalise_relation(r) for r in self.settings.single_valued)
         self.graph = nx.MultiDiGraph()
         self.entities: list[str] = []          # node id (index position) -> canonical entity
         self.aliases: dict[str, str] = {}      # merged spelling -> canonical entity
@@ -344,12 +331,13 @@ class GraphMemory(EntityIndex):
 
 
 def build_memory(conv: Conversation, triples: Optional[Sequence[Triple]] = None, encoder=None,
-                 policy: str = "append", merge_threshold: float = DEFAULT_MERGE_THRESHOLD,
-                 sessions: Optional[Iterable[int]] = None) -> GraphMemory:
+                 policy: Optional[str] = None, merge_threshold: Optional[float] = None,
+                 sessions: Optional[Iterable[int]] = None, settings: MemorySettings = MemorySettings()) -> GraphMemory:
     """A memory of ``conv`` built session by session (the incremental insertion the paper uses),
     from ``triples`` (extracted, each with its ``session`` and ``turn_id``) or, when None, the
-    conversation's gold triples. ``sessions`` limits which sessions go in."""
-    mem = GraphMemory(encoder=encoder, policy=policy, merge_threshold=merge_threshold)
+    conversation's gold triples. ``sessions`` limits which sessions go in. ``settings`` (a profile's
+    ``memory``) gives what ``policy`` and ``merge_threshold`` leave out."""
+    mem = GraphMemory(encoder=encoder, policy=policy, merge_threshold=merge_threshold, settings=settings)
     wanted = None if sessions is None else set(sessions)
     by_session: dict[int, list[Triple]] = {}
     if triples is not None:

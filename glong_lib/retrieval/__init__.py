@@ -12,7 +12,6 @@ The evidence evaluation (Recall@k, MRR) lives in ``glong_lib.evaluation.retrieva
 """
 
 from .graph import (  # noqa: F401
-    DEFAULT_HUB_SHARE,
     HUB_POLICIES,
     AssociativeRetriever,
     FlatEdgeRetriever,
@@ -30,7 +29,6 @@ from .results import (  # noqa: F401
     edge_text,
 )
 from .scoring import (  # noqa: F401
-    PAPER_BETAS,
     PAPER_LAMBDA,
     recency,
     rerank_score,

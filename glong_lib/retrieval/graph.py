@@ -17,10 +17,6 @@ from .scoring import recency, rerank_score
 
 # --------------------------------------------------------------------------- G-Long
 
-#: A node is a hub when more than this share of the memory's edges touch it (the speakers of a
-#: LoCoMo conversation touch about half of them); its home is ``RetrievalSettings.hub_share``.
-DEFAULT_HUB_SHARE = PAPER_RETRIEVAL.hub_share
-
 
 def dedup_edges(memory, eids: Sequence[int], mode: str = "triple") -> list[int]:
     """``eids`` with repeats of one embedded text (``edge_text(edge, mode)``) removed; the first
@@ -45,7 +41,7 @@ def dedup_edges(memory, eids: Sequence[int], mode: str = "triple") -> list[int]:
     return out
 
 
-def hub_nodes(memory, share: float = DEFAULT_HUB_SHARE, current_only: bool = False) -> set[str]:
+def hub_nodes(memory, share: float = PAPER_RETRIEVAL.hub_share, current_only: bool = False) -> set[str]:
     """Nodes touched by more than ``share`` of the memory's edges (self-loops count once).
 
     >>> from glong_lib.memory import GraphMemory, HashEncoder

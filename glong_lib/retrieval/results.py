@@ -7,11 +7,10 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from ..config import EDGE_TEXTS  # noqa: F401  (what an edge is embedded as; re-exported)
+from ..config import EDGE_TEXTS, PAPER_RETRIEVAL  # noqa: F401  (EDGE_TEXTS: what an edge is embedded as; re-exported)
 from ..errors import DataError
 from ..schema import MemoryEdge
 from ..vectors import unit_vectors
-from .scoring import PAPER_BETAS
 
 # --------------------------------------------------------------------------- results and trace
 
@@ -26,7 +25,7 @@ class RerankTerms:
     delta_s: float
     recency: float
     score: float
-    betas: tuple = PAPER_BETAS
+    betas: tuple = PAPER_RETRIEVAL.betas
 
     @property
     def parts(self) -> tuple[float, float, float]:

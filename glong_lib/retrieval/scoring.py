@@ -9,10 +9,9 @@ import numpy as np
 from ..config import PAPER_RETRIEVAL
 from ..errors import DataError
 
-#: The paper's Eq. 4 weights and recency rate (Appendix B), the defaults of the pure functions
-#: below; their home is ``config.PAPER_RETRIEVAL``.
-PAPER_BETAS = PAPER_RETRIEVAL.betas
-PAPER_LAMBDA = PAPER_RETRIEVAL.lam  # per second
+#: The paper's recency rate (Appendix B, per second), the default of the pure functions below; its
+#: home is ``config.PAPER_RETRIEVAL`` (notebook 04 quotes it by this name).
+PAPER_LAMBDA = PAPER_RETRIEVAL.lam
 
 
 # --------------------------------------------------------------------------- Eq. 4
@@ -33,7 +32,7 @@ def recency(delta_s, lam: float = PAPER_LAMBDA):
     return float(out) if out.ndim == 0 else out
 
 
-def rerank_score(semantic, weight, delta_s, betas: Sequence[float] = PAPER_BETAS, lam: float = PAPER_LAMBDA):
+def rerank_score(semantic, weight, delta_s, betas: Sequence[float] = PAPER_RETRIEVAL.betas, lam: float = PAPER_LAMBDA):
     """Eq. 4: ``S_final = b1 * S_sem + b2 * w + b3 * exp(-lam * delta_s)``.
 
     Works on scalars or NumPy arrays (element-wise). Worked example with the paper's settings:

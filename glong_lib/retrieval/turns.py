@@ -15,8 +15,6 @@ from ..text import turn_line
 from ..vectors import unit_vectors
 from .results import RetrievalResult
 
-PAPER_K = PAPER_RETRIEVAL.k  # K = 3, the default depth of every retriever
-
 # --------------------------------------------------------------------------- turn baselines
 
 def _turn_result(turns: list[Turn], order: Iterable[int], scores: Iterable[float]) -> RetrievalResult:
@@ -35,7 +33,7 @@ def _turn_k(query: str, k: int, n_turns: int) -> int:
 class DenseTurnRetriever:
     """Dense retrieval over raw turns: MiniLM embeddings in a faiss inner-product index (cosine)."""
 
-    def __init__(self, turns: Sequence[Turn], encoder=None, k: int = PAPER_K):
+    def __init__(self, turns: Sequence[Turn], encoder=None, k: int = PAPER_RETRIEVAL.k):
         import faiss
 
         if encoder is None:
@@ -71,7 +69,8 @@ def bm25_tokens(text: str) -> list[str]:
 class BM25TurnRetriever:
     """BM25 (Okapi, ``rank_bm25``) over raw turns."""
 
-    def __init__(self, turns: Sequence[Turn], k: int = PAPER_K, tokenizer: Callable[[str], list[str]] = bm25_tokens):
+    def __init__(self, turns: Sequence[Turn], k: int = PAPER_RETRIEVAL.k,
+                 tokenizer: Callable[[str], list[str]] = bm25_tokens):
         from rank_bm25 import BM25Okapi
 
         self.turns, self.k, self.tokenizer = list(turns), int(k), tokenizer

@@ -20,10 +20,9 @@ profile's own.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Union
 
-from ..config import Profile, get_profile
+from ..config import SALIENCE_SOURCES, Profile, get_profile
 from ..errors import DataError
 from ..summarizer import linearise_triples  # noqa: F401  (the paper source's input text)
 from .decoder_only import (  # noqa: F401
@@ -57,21 +56,20 @@ from .equations import (  # noqa: F401
 from .sessions import SCOPES, score_conversation, session_turns, weigh_session, with_weights  # noqa: F401
 
 #: Attention sources by name: what ``profile.summarizer.source`` and ``load_scorer(source=...)`` take.
-SOURCES = ("decoder", "seq2seq")
+SOURCES = SALIENCE_SOURCES
 
 
 def load_scorer(profile: Union[str, Profile] = "offline", source: str = "", **kwargs):
     """The salience scorer of a profile (``profile.summarizer.source`` unless ``source`` says
-    otherwise): offline the decoder-only SmolLM2 source, chosen by ``benchmarks/bench_salience.py``;
-    its smoke version and ``source="seq2seq"`` the suite's small encoder-decoder (trained and
-    cached on first use); hub and paper the paper's T5 through the encoder-decoder scorer. The
-    decoder source reads the layer ``profile.summarizer.layer`` when it is set (``--salience-layer``)."""
+    otherwise): offline the decoder-only SmolLM2 source, chosen by ``benchmarks/bench_salience.py``,
+    read as ``profile.summarizer.decoder`` says (``--salience-layer`` and the other ``--salience-*``
+    options); ``source="seq2seq"`` the suite's small encoder-decoder (trained and cached on first
+    use); hub and paper the paper's T5 through the encoder-decoder scorer."""
     p = get_profile(profile)
     source = source or p.summarizer.source
     if source not in SOURCES:
         raise DataError(f"unknown salience source '{source}' (choose from {', '.join(SOURCES)})")
     if source == "decoder":
-        if p.summarizer.layer is not None and "settings" not in kwargs:
-            kwargs["settings"] = replace(DEFAULT_DECODER_SOURCE, layer=p.summarizer.layer)
+        kwargs.setdefault("settings", p.summarizer.decoder)
         return load_decoder_scorer(**kwargs)
     return load_seq2seq_scorer(p, **kwargs)

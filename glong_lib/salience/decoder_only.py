@@ -31,6 +31,9 @@ from typing import Optional, Sequence, Union
 import numpy as np
 import torch
 
+from ..config import DECODER_INPUTS as INPUTS
+from ..config import DECODER_WHERE as WHERE
+from ..config import DecoderSourceSettings
 from ..errors import DataError
 from ..models import load_causal_lm
 from ..schema import Triple, Turn
@@ -39,8 +42,6 @@ from ..text import STOPWORDS, content_stems, cut_to_tokens, light_stem
 from .encoder_decoder import SalienceResult
 from .equations import AGGREGATES, head_average, layer_saliency, normalise_by_max, position_saliency
 
-INPUTS = ("dialogue", "triples")
-WHERE = ("turn", "session")
 #: A system line of our own: without one, SmolLM2's chat template inserts its default persona,
 #: which the model then summarises ("A helpful AI assistant named SmolLM ...").
 SYSTEM = "You write short, factual summaries."
@@ -49,21 +50,7 @@ PROMPTS = {"dialogue": "Summarize this dialogue:\n{text}",
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
-@dataclass(frozen=True)
-class DecoderSourceSettings:
-    """What the decoder-only source reads and which attention it keeps (all in its cache keys).
-
-    The defaults were chosen by ``benchmarks/bench_salience.py`` on its selection split (DialogSum
-    dev + 40 SAMSum test dialogues) and reported on the other split; see notebook A1.
-    """
-
-    input: str = "dialogue"  # report split 0.787 within-dialogue AUC (0.762 at 48 rows); the linearised triples 0.591
-    layer: int = 16          # of 30 (0-based); the last layer gives 0.675 (report split, 48 rows)
-    aggregate: str = "mean"  # per-token mean of Eq. 2; the paper's sum favours long triples
-    max_new_tokens: int = 16  # the shortest summary within 0.035 of the best on selection (speed)
-    where: str = "session"   # a triple's words wherever the session says them, not only in its own turn
-
-
+#: The decoder source's settings (``config.DecoderSourceSettings``, a profile's ``summarizer.decoder``).
 DEFAULT_DECODER_SOURCE = DecoderSourceSettings()
 
 #: The longest source text (tokens) the decoder source reads in one pass. Eager attention holds
