@@ -85,7 +85,9 @@ def test_event_pairs_keep_the_phrase_and_leave_the_date_to_the_memory():
     assert sum(resolve_date(p.utterance, said) is not None for p in pairs) >= len(pairs) // 3
 
 
-SAMPLE_FILES = sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".jsonl") and "results" not in p.parts)
+# data/extractor/ holds the shipped LoRA adapter (its config and training record), not a data sample
+SAMPLE_FILES = sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".jsonl")
+                      and "results" not in p.parts and "extractor" not in p.relative_to(DATA).parts)
 
 
 #: Sample files written in another data set's own shape on purpose (notebook 04's LoCoMo stand-in).
