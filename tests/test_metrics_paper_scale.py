@@ -11,7 +11,7 @@ import random
 import pytest
 
 from glong_lib.errors import DataError
-from glong_lib.evaluation.metrics import corpus_bleu_nlgeval, paired_bootstrap, replies_needed
+from glong_lib.evaluation.metrics import corpus_bleu_nlgeval, paired_bootstrap, replies_needed, wilson_interval
 
 # --------------------------------------------------------------------------- corpus BLEU by hand
 
@@ -404,3 +404,15 @@ def test_word_tokenize_on_real_msc_replies(real_data):
     except LookupError:
         pytest.skip("NLTK's punkt_tab is not installed here: compared with NLTK's documented outputs only")
     assert ours == [nltk.word_tokenize(t) for t in texts]
+
+
+def test_wilson_interval_brackets_the_proportion_and_stays_in_the_unit_interval():
+    for hits, n in [(0, 10), (3, 10), (10, 10), (49, 57), (1, 1)]:
+        low, high = wilson_interval(hits, n)
+        assert 0.0 <= low <= hits / n <= high <= 1.0
+    narrow, wide = wilson_interval(490, 570), wilson_interval(49, 57)
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]  # more items, a narrower interval
+    with pytest.raises(DataError):
+        wilson_interval(3, 0)
+    with pytest.raises(DataError):
+        wilson_interval(4, 3)

@@ -10,7 +10,7 @@ from ..config import PAPER_RETRIEVAL
 from ..errors import DataError
 
 #: The paper's recency rate (Appendix B, per second), the default of the pure functions below; its
-#: home is ``config.PAPER_RETRIEVAL`` (notebook 04 quotes it by this name).
+#: home is ``config.PAPER_RETRIEVAL`` (notebook 04 reads it there, as ``PAPER_RETRIEVAL.lam``).
 PAPER_LAMBDA = PAPER_RETRIEVAL.lam
 
 
