@@ -100,6 +100,13 @@ def notebooks(folder: Path) -> str:
     """Each notebook's cold and warm run time (``bench_notebooks --warm``), with its Colab link."""
     from glong_lib.colab import colab_url
 
+    from .bench_notebooks import title
+
+    if not (folder / "bench_notebooks.json").exists():  # not measured yet: the links, no times
+        rows = [[f"`{b.stem}`", title(b), "not measured", "not measured", f"[open]({colab_url(b.name)})"]
+                for b in sorted((folder.parent / "notebooks").glob("*.ipynb"))]
+        return (_table(["notebook", "what it teaches", "warm", "cold (empty cache)", "Colab"], rows)
+                + "\n\nNo `results/bench_notebooks.json` yet: run `python -m benchmarks.bench_notebooks --warm`.")
     record = read_result("bench_notebooks", folder)
     rows = [[f"`{r['notebook']}`", r["title"], f"{r['warm_s']:,.0f} s" if "warm_s" in r else "not measured",
              f"{r['cold_s']:,.0f} s", f"[open]({colab_url(r['notebook'] + '.ipynb')})"]

@@ -706,10 +706,8 @@ def test_ctrl_c_on_glong_notebooks_is_one_line_and_keeps_the_earlier_output(tmp_
     nb.cells = [nbformat.v4.new_code_cell(f"open({str(started)!r}, 'w').close()\nimport time\ntime.sleep(300)")]
     nbformat.write(nb, str(books / "00_sleep.ipynb"))
     (out / "00_sleep.ipynb").write_text("the previous run's notebook")
-    code = ("import functools, sys; from pathlib import Path; from glong_lib import notebook_runner; "
-            "import glong_lib.commands.notebooks as command; from glong_lib.cli import main; "
-            "command.run_notebooks = functools.partial(notebook_runner.run_notebooks, folder=Path(sys.argv[1])); "
-            "sys.exit(main(['notebooks', '--out', sys.argv[2]]))")
+    code = ("import sys; from glong_lib.cli import main; "
+            "sys.exit(main(['notebooks', '--folder', sys.argv[1], '--out', sys.argv[2]]))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent.parent),
                                                         os.environ.get("PYTHONPATH", "")])}
     child = subprocess.Popen([sys.executable, "-c", code, str(books), str(out)], stderr=subprocess.PIPE, text=True,
