@@ -158,7 +158,7 @@ class DecoderSourceSettings(Checked):
     # report split 0.787 within-dialogue AUC (0.762 at 48 rows); the linearised triples 0.591
     input: str = knob("dialogue", "decoder source: what the summary is written from", choices=DECODER_INPUTS)
     layer: int = knob(16, "decoder source: the attention layer read for Eq. 1-3 (16 of SmolLM2's 30; "
-                                 "the last gives 0.675 at 48 rows)", 0, 255)
+                                 "-1, the last, gives 0.675 at 48 rows; negative counts from the end)", -256, 255)
     # the paper's sum favours long triples
     aggregate: str = knob("mean", "decoder source: Eq. 2 over a triple's tokens", choices=("sum", "mean"))
     # the shortest summary within 0.035 of the best on selection (speed)

@@ -339,7 +339,7 @@ def tiny_llama():
 def test_decoder_source_triples_input_on_tiny_llama():
     """Linearised triples as input: columns cropped to the facts, rows = the steps writing the summary."""
     tok, model = tiny_llama()
-    scorer = S.DecoderSalienceScorer(tok, model, S.DecoderSourceSettings(input="triples", layer=2, aggregate="sum",
+    scorer = S.DecoderSalienceScorer(tok, model, S.DecoderSourceSettings(input="triples", layer=-1, aggregate="sum",
                                                                          max_new_tokens=4))
     triples = [Triple("Maya", "move_to", "Denver"), Triple("Leo", "like", "dogs")]
     res = scorer.score(triples)

@@ -175,4 +175,4 @@ def test_the_salience_layer_travels_from_the_command_line_to_the_scorer(monkeypa
     salience.load_scorer("offline")
     assert seen["settings"] == salience.DEFAULT_DECODER_SOURCE  # no layer named: the source's measured default
     with pytest.raises(SystemExit):
-        _sub("build").parse_args(["conversation.json", "--out", "mem", "--salience-layer", "-1"])
+        _sub("build").parse_args(["conversation.json", "--out", "mem", "--salience-layer", "300"])
