@@ -127,6 +127,8 @@ def test_notebook_00_runs_under_the_paper_profile_without_weights(tmp_path, monk
 
     monkeypatch.setenv("GLONG_MODELS_DIR", str(tmp_path / "none"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # no weights anywhere: an empty hub cache too (another test of the session may have filled the shared one)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-empty"))
     (run,) = run_notebooks(smoke=True, profile="paper", out=tmp_path / "out", only=["00"], log=lambda *_: None)
     nb = json.loads(run.output.read_text())
     outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]
