@@ -36,7 +36,7 @@ class NotebookRun:
 
 def list_notebooks(folder: Path = NOTEBOOKS_DIR, only: Optional[Sequence[str]] = None) -> list[Path]:
     """Notebooks in run order (their numeric prefix); ``only`` keeps names starting with a prefix."""
-    books = sorted(p for p in Path(folder).glob("*.ipynb") if not p.name.startswith("_"))
+    books = sorted(p for p in Path(folder).glob("*.ipynb") if not p.name.startswith(("_", ".")))  # ".x.running.ipynb": a run in progress
     if only:
         books = [b for b in books if any(b.name.startswith(o) for o in only)]
     return books
