@@ -36,7 +36,8 @@ class NotebookRun:
 
 def list_notebooks(folder: Path = NOTEBOOKS_DIR, only: Optional[Sequence[str]] = None) -> list[Path]:
     """Notebooks in run order (their numeric prefix); ``only`` keeps names starting with a prefix."""
-    books = sorted(p for p in Path(folder).glob("*.ipynb") if not p.name.startswith(("_", ".")))  # ".x.running.ipynb": a run in progress
+    # a leading "." is a run in progress (".x.ipynb.running.ipynb"), not a notebook
+    books = sorted(p for p in Path(folder).glob("*.ipynb") if not p.name.startswith(("_", ".")))
     if only:
         books = [b for b in books if any(b.name.startswith(o) for o in only)]
     return books
