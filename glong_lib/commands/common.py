@@ -244,12 +244,17 @@ def _add_options(parser, path: list[str], settings, prefix: str, skip) -> None:
         flag = "--" + prefix + (meta.get("option") or f.name.replace("_", "-"))
         common = dict(dest=STAGE_DEST.join(["", *path, f.name]), default=None,
                       help=f"{meta['help']} (offline profile: {as_option_text(value)})")
-        if isinstance(f.default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
-        elif meta.get("choices") is not None:
-            parser.add_argument(flag, choices=meta["choices"], **common)
-        else:
-            parser.add_argument(flag, type=field_type(f), metavar=f.name.upper(), **common)
+        _add_knob_option(parser, flag, f, common)
+
+
+def _add_knob_option(parser, flag: str, f, common: dict) -> None:
+    """One option for the knob field ``f``: a yes/no pair, a choice, or a typed value."""
+    if isinstance(f.default, bool):
+        parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
+    elif f.metadata.get("choices") is not None:
+        parser.add_argument(flag, choices=f.metadata["choices"], **common)
+    else:
+        parser.add_argument(flag, type=field_type(f), metavar=f.name.upper(), **common)
 
 
 def add_settings_options(parser, cls=RetrievalSettings, skip: tuple[str, ...] = (), label: str = "paper") -> None:
@@ -263,12 +268,7 @@ def add_settings_options(parser, cls=RetrievalSettings, skip: tuple[str, ...] = 
             continue
         meta, flag = f.metadata, option_name(f)
         common = dict(dest=f.name, default=None, help=f"{meta['help']} ({label}: {as_option_text(f.default)})")
-        if isinstance(f.default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, **common)
-        elif meta.get("choices") is not None:
-            parser.add_argument(flag, choices=meta["choices"], **common)
-        else:
-            parser.add_argument(flag, type=field_type(f), metavar=f.name.upper(), **common)
+        _add_knob_option(parser, flag, f, common)
 
 
 def add_preset_option(parser, what: str = "") -> None:
