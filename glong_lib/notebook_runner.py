@@ -119,17 +119,23 @@ def _environment(values: dict[str, str]):
                 os.environ[k] = v
 
 
-def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[Path] = None,
+def run_notebooks(smoke: bool = False, profile: Optional[str] = None, out: Optional[Path] = None,
                   inplace: bool = False, only: Optional[Sequence[str]] = None,
                   folder: Path = NOTEBOOKS_DIR, extra: Optional[dict] = None, log=print) -> list[NotebookRun]:
-    """Run each notebook top to bottom with papermill; stop at the first failure (it raises)."""
+    """Run each notebook top to bottom with papermill; stop at the first failure (it raises).
+
+    ``profile``: the one every kernel runs under; None takes ``$GLONG_PROFILE``, else ``offline``.
+    The notebooks read ``$GLONG_PROFILE`` before their own ``PROFILE`` (Colab's setup cell sets it),
+    so the runner puts the chosen name there: a value left in the environment cannot override it."""
     if inplace and smoke:
         raise DataError("--inplace refreshes the committed notebooks with a full run; it cannot be --smoke")
-    if os.environ.get("GLONG_PROFILE"):  # the notebooks read it: an unknown name fails here, not in a kernel
+    if profile is None:  # checked here, not in a kernel: an unknown name is one line, not a traceback
+        profile = os.environ.get("GLONG_PROFILE") or "offline"
         try:
-            get_profile(os.environ["GLONG_PROFILE"])
+            get_profile(profile)
         except DataError as e:
             raise DataError(f"GLONG_PROFILE: {e}") from None
+    get_profile(profile)
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError("no notebooks folder here (an installed glong ships no notebooks): run from a clone of the "
@@ -156,7 +162,7 @@ def run_notebooks(smoke: bool = False, profile: str = "offline", out: Optional[P
     # explicit (a notebook run by hand caches beside itself; run here, it shares the command line's cache).
     # Smoke figures go beside the executed copies; a full run refreshes the repository's figures/ (a
     # notebook's own FIGURES_DIR = "figures" is for a reader running it by hand, e.g. on Colab).
-    kernel_env = {"GLONG_SMOKE": "1" if smoke else "0",
+    kernel_env = {"GLONG_SMOKE": "1" if smoke else "0", "GLONG_PROFILE": profile,
                   "GLONG_CACHE": str(cache_root()),
                   "GLONG_FIGURES_DIR": str((out / "figures").resolve() if smoke
                                            else folder.resolve().parent / "figures")}

@@ -45,7 +45,8 @@ def test_a_repository_url_that_is_not_github_is_refused(monkeypatch):
 def test_setup_cell_installs_once_on_colab_and_picks_a_profile(monkeypatch, installed):
     calls = []
     monkeypatch.setattr(subprocess, "run", lambda cmd, check: calls.append(cmd))
-    monkeypatch.delenv("GLONG_PROFILE", raising=False)
+    monkeypatch.setenv("GLONG_PROFILE", "")  # recorded, so the value the setup cell sets is undone afterwards
+    monkeypatch.delenv("GLONG_PROFILE")
     exec(colab.setup_cell(), {})  # not on Colab: nothing happens
     assert calls == [] and "GLONG_PROFILE" not in __import__("os").environ
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))

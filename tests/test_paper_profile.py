@@ -129,6 +129,8 @@ def test_notebook_00_runs_under_the_paper_profile_without_weights(tmp_path, monk
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     # no weights anywhere: an empty hub cache too (another test of the session may have filled the shared one)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-empty"))
+    # a profile left in the environment (Colab's setup cell sets one) must not override the runner's
+    monkeypatch.setenv("GLONG_PROFILE", "offline")
     (run,) = run_notebooks(smoke=True, profile="paper", out=tmp_path / "out", only=["00"], log=lambda *_: None)
     nb = json.loads(run.output.read_text())
     outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]

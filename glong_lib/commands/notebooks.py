@@ -21,7 +21,8 @@ def register(sub) -> None:
     p.add_argument("--sync-colab", action="store_true",
                    help="only rewrite the Colab badges, README links and setup cells from pyproject's Repository URL")
     add_profile_option(p)
-    p.set_defaults(func=run)
+    # no --profile: $GLONG_PROFILE if set, else offline (run_notebooks decides; an explicit --profile wins)
+    p.set_defaults(func=run, profile=None)
 
 
 def run(args) -> int:
