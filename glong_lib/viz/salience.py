@@ -24,13 +24,6 @@ def _clean(token: str) -> str:
     return token.replace("▁", "").replace("Ġ", "").replace("##", "-") or "␣"
 
 
-def _label_chance(ax, label: str, x: float = 0.5) -> None:
-    """Write ``label`` just above the axes at the dashed chance line ``x`` (nothing when empty)."""
-    if label:
-        ax.annotate(label, xy=(x, 1), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=7)
-
-
 def _mark_spans(ax, spans, labels, n_cols: int, vertical: bool = False) -> None:
     """Coloured brackets beside each triple's rows and a thin line between triples."""
     for k, ((a, b), label) in enumerate(zip(spans, labels)):
@@ -96,7 +89,8 @@ def plot_head_attention(result, max_heads: int = 8):
 
 
 def plot_triple_weights(triples, weights: Sequence[float], ax=None, title: str = "Triple weights (Eq. 3)",
-                        reference: Optional[Sequence[float]] = None, label_width: int = 48):
+                        reference: Optional[Sequence[float]] = None, label_width: int = 48,
+                        ylabel: str = "triple (subject relation object)"):
     """Horizontal bars, one per triple, top triple first; ``reference`` draws a second set
     (e.g. the dialogue-scope weights) beside them."""
     order = np.argsort(-np.asarray(weights), kind="stable")
@@ -109,21 +103,23 @@ def plot_triple_weights(triples, weights: Sequence[float], ax=None, title: str =
             label="session max (paper)" if reference is not None else None)
     if reference is not None:
         ax.barh(y + h / 2, np.asarray(reference)[order], height=h, color="#e1812c",
-                label="dialogue max (reference code)")
+                label="dialogue max (authors' code)")
         ax.legend(loc="lower right", fontsize=8)
     ax.set_yticks(y, labels, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.05)
     ax.set_xlabel("weight w_k")
+    ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     return ax.figure
 
 
 def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track the reference summary?",
              chance_label: str = "chance"):
-    """Bars of AUC per method (rows with 'method' and 'AUC'), the chance line at 0.5 (labelled
-    ``chance_label`` above the axes; "" for none). A value label that would run past the right
-    frame is written inside its bar instead."""
+    """Bars of AUC per method (rows with 'method' and 'AUC'), the chance line at 0.5 (named
+    ``chance_label`` under its tick on the x axis; "" for none). Each value label sits right of its
+    interval's upper end; one that would run past the right frame goes inside its bar, left of the
+    interval's lower end, so no label crosses a whisker."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows)))
     names = [r["method"] for r in rows]
@@ -135,17 +131,19 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
         if "95% interval" in row:  # "lo-hi" from the bootstrap: draw it as an error bar
             lo, hi = (float(x) for x in row["95% interval"].split("-"))
             ax.plot([lo, hi], [i, i], color="k", lw=1.2)
-        if max(v, hi) + 0.01 > 0.9:  # no room before the frame: inside the bar, left of the interval
-            ax.text(min(v, lo) - 0.01, i, f"{v:.3f}", va="center", ha="right", fontsize=8,
+        right = max(v, hi)
+        if right + 0.1 > 1:  # no room before the frame: inside the bar, a clear gap left of the interval
+            ax.text(min(v, lo) - 0.02, i, f"{v:.3f}", va="center", ha="right", fontsize=8,
                     color="white" if colours[i] == "#3b75af" else "black")
         else:
-            ax.text(max(v, hi) + 0.01, i, f"{v:.3f}", va="center", fontsize=8)
+            ax.text(right + 0.015, i, f"{v:.3f}", va="center", fontsize=8)
     ax.axvline(0.5, color="k", lw=0.8, ls="--")
     ax.set_xlim(0, 1)
+    if chance_label:
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", f"0.5\n({chance_label})", "0.75", "1"])
     ax.invert_yaxis()
     ax.set_xlabel("AUC with 95% interval (label: subject or object appears in the reference summary)")
-    _label_chance(ax, chance_label)
-    ax.set_title(title, fontsize=10, pad=12 if chance_label else 6)
+    ax.set_title(title, fontsize=10)
     return ax.figure
 
 
@@ -238,24 +236,24 @@ def plot_layer_curve(curves: dict, chosen: Optional[int] = None, ax=None,
 
 
 def plot_added_value(added: dict, ax=None,
-                     title: str = "Out of sample: does the weight add to position, length, frequency?",
-                     chance_label: str = "chance"):
-    """Two bars (covariates alone, covariates + weight) and the paired difference with its interval;
-    the dashed chance line at 0.5 labelled ``chance_label`` above the axes ("" for none)."""
+                     title: str = "Added AUC from the weight (report split)"):
+    """The paired difference (covariates + weight minus covariates alone) as a point with its 95%
+    interval, on an axis centred on 0 (no difference); the two AUCs are named in the row label."""
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.5, 2.2))
-    names = ["covariates", "covariates + weight"]
-    ax.barh(names, [added[n] for n in names], color=["#9a9a9a", "#3b75af"])
-    for i, n in enumerate(names):
-        ax.text(added[n] + 0.01, i, f"{added[n]:.3f}", va="center", fontsize=8)
+        _, ax = plt.subplots(figsize=(6.5, 1.8))
     d = added["added"]
-    ax.set_xlim(0.4, 1)
-    ax.axvline(0.5, color="k", lw=0.8, ls="--")
-    ax.set_xlabel("mean within-dialogue AUC (report split); "
-                  f"added {d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")
-    ax.invert_yaxis()
-    _label_chance(ax, chance_label)
-    ax.set_title(title, fontsize=10, pad=12 if chance_label else 6)
+    ax.errorbar([d["value"]], [0], xerr=[[d["value"] - d["low"]], [d["high"] - d["value"]]], fmt="o",
+                color="#3b75af", ecolor="k", capsize=4)
+    ax.text(d["value"], 0.25, f"{d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]", ha="center",
+            va="bottom", fontsize=8, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+    ax.axvline(0, color="k", lw=0.8, ls="--", zorder=0)
+    reach = max(abs(d["low"]), abs(d["high"]), 0.01) * 1.6
+    ax.set_xlim(-reach, reach)
+    ax.set_ylim(-0.6, 0.8)
+    ax.set_yticks([0], [f"with weight {added['covariates + weight']:.3f}\n"
+                        f"minus covariates {added['covariates']:.3f}"], fontsize=8)
+    ax.set_xlabel("added AUC, 95% dialogue-bootstrap interval (dashed: adds nothing)")
+    ax.set_title(title, fontsize=10)
     return ax.figure
 
 
