@@ -171,7 +171,7 @@ def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nod
                            linewidths=[2.0 if n in new else 0.6 for n in nodes])
     _draw_edges(mem, g, pos, ax, upto_session)
     shown = set(nodes) if label_nodes is None else set(label_nodes) & set(nodes)
-    labels = {n: mem.graph.nodes[n].get("label") or n for n in nodes if n in shown}
+    labels = {n: n for n in nodes if n in shown}   # names as stored, the spelling the text and outputs use
     # names sit just above their node (speakers on it), so the node's outline stays visible
     ys = [y for _, y in pos.values()] or [0.0]
     dy = 0.035 * ((max(ys) - min(ys)) or 1.0)

@@ -137,8 +137,13 @@ def _leader_crosses(box, own_px, away) -> bool:
     return any(_segments_cross((*centre, own_px[0], own_px[1]), seg) for seg in away)
 
 
+#: pixels a name keeps clear of other nodes and names: names that touch read as one label
+LABEL_GAP_PX = 8.0
+
+
 def _settle(ax, texts, targets, leaders, renderer, gaps=(6, 14, 24, 36, 50), directions: int = 24) -> None:
-    """For each name that still covers another node, another name or an edge line: the first spot
+    """For each name that still covers (or comes within ``LABEL_GAP_PX`` of) another node, another
+    name or an edge line: the first spot
     around its own node (``directions`` angles at each of ``gaps`` pixels beyond the disc, nearest
     first) where it covers none of them; failing that, the first where it covers no node and no
     name; the leader line moves with it. A name with no such spot stays where it is."""
@@ -152,7 +157,7 @@ def _settle(ax, texts, targets, leaders, renderer, gaps=(6, 14, 24, 36, 50), dir
         away = _away(segments, own)
 
         def free(edges: bool) -> bool:
-            box = text.get_window_extent(renderer)
+            box = text.get_window_extent(renderer).padded(LABEL_GAP_PX)   # a gap, so each name reads as its node's
             if any(_covers(box, d) for d in foreign) or any(box.overlaps(b) for b in boxes):
                 return False
             return not edges or not (any(_crosses(box, seg) for seg in segments) or _leader_crosses(box, own, away))

@@ -5,14 +5,14 @@ stacked bars, and Recall@k curves per method (with the paper's LongMemEval curve
 from __future__ import annotations
 
 import math
-from typing import Mapping, Optional, Sequence
+from typing import Collection, Mapping, Optional, Sequence
 
 import matplotlib.pyplot as plt
 import networkx as nx
 from matplotlib.lines import Line2D
 
 from ..retrieval import RetrievalTrace
-from .graph import draw_memory, layout, select_edges
+from .graph import SPEAKER_COLOUR, draw_memory, layout, select_edges
 
 ANCHOR_COLOUR = "#c0392b"
 POOL_COLOUR = "#f39c12"
@@ -78,7 +78,7 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     ys = [y for _, y in pos.values()] or [0.0]
     dy = 0.07 * ((max(ys) - min(ys)) or 1.0)
     if label_outward:
-        _label_outward(memory, eids + extra, pos, dict(trace.anchors), ax)
+        _label_outward(memory, eids + extra, pos, dict(trace.anchors), ax, {memory.resolve(s) for s in speakers})
     else:
         for name, score in trace.anchors:
             if name in pos:
@@ -86,18 +86,23 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
                         ha="center", va="top")
     handles = [Line2D([], [], marker="o", ls="", mfc="none", mec=ANCHOR_COLOUR, mew=2, ms=10, label="anchor"),
                Line2D([], [], color="#3b6ea8", lw=1.5, label=f"expanded ({len(trace.candidates)} edges)"),
-               Line2D([], [], color=POOL_COLOUR, lw=3, label=f"semantic top-{len(trace.pool)}"),
+               Line2D([], [], color=POOL_COLOUR, lw=3,
+                      label=f"pool, not returned (semantic top-{len(trace.pool)} minus the final {len(trace.final)})"),
                Line2D([], [], color=FINAL_COLOUR, lw=4.5, label=f"final top-{len(trace.final)} (Eq. 4)")]
+    if speakers:
+        handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc=SPEAKER_COLOUR, mec="#555555", label="speaker"))
     ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.85)
     ax.set_title(title if title is not None else f"query: {_short(trace.query, 70)!r}", fontsize=10)
     return ax.figure
 
 
-def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mapping[str, float], ax) -> None:
+def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mapping[str, float], ax,
+                   on_node: Collection[str] = ()) -> None:
     """Each node's name beside it on a white box, an anchor's in red with ``anchor <cosine>`` as its
     second line: a node with several edges in the widest gap between them (:func:`_free_direction`);
     a leaf above or below, on the side away from its one edge (a name written sideways would run
-    into the next part of the graph)."""
+    into the next part of the graph). A hub in ``on_node`` (a speaker with three or more drawn edges: no gap
+    wide enough) has its name written on it instead, as the memory drawings write the speakers'."""
     neighbours: dict[str, set[str]] = {}
     for e in eids:
         m = memory.edge(e)
@@ -111,7 +116,9 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
         ux, uy = _free_direction(x, y, around)
         if len(around) <= 1:  # a leaf: straight above or below
             ux, uy = 0.0, (1.0 if uy >= -1e-9 else -1.0)
-        name = (memory.graph.nodes[node].get("label") if node in memory.graph else None) or node
+        if node in on_node and len(around) > 2:
+            ux = uy = 0.0
+        name = node                                    # as stored: the spelling the text and outputs use
         anchor = node in anchor_scores
         ax.text(x + off * ux, y + off * uy, f"{name}\nanchor {anchor_scores[node]:.2f}" if anchor else name,
                 color=ANCHOR_COLOUR if anchor else "black", fontsize=8, bbox=box, zorder=6, multialignment="center",
