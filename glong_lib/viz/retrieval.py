@@ -93,7 +93,7 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
                         ha="center", va="top")
     handles = [Line2D([], [], marker="o", ls="", mfc="none", mec=ANCHOR_COLOUR, mew=2, ms=10, label="anchor"),
                Line2D([], [], color="#3b6ea8", lw=1.5, label=f"expanded ({len(trace.candidates)} edges)"),
-               Line2D([], [], color=POOL_COLOUR, lw=3, label=f"pool ({len(trace.pool)} edges), not returned"),
+               Line2D([], [], color=POOL_COLOUR, lw=3, label=f"pooled, not returned (pool: {len(trace.pool)} edges)"),
                Line2D([], [], color=FINAL_COLOUR, lw=4.5, label=f"final top-{len(trace.final)} (Eq. 4)")]
     if bridged:
         handles.append(Line2D([], [], color="#555555", lw=2.5, ls="--",
