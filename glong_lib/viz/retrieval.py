@@ -12,7 +12,7 @@ import networkx as nx
 from matplotlib.lines import Line2D
 
 from ..retrieval import RetrievalTrace
-from .graph import SPEAKER_COLOUR, draw_memory, layout, select_edges
+from .graph import NODE_COLOUR, SPEAKER_COLOUR, draw_memory, layout, select_edges
 
 ANCHOR_COLOUR = "#c0392b"
 POOL_COLOUR = "#f39c12"
@@ -47,7 +47,8 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
                    speakers: Sequence[str] = (), title: Optional[str] = None, label_outward: bool = False):
     """The expanded neighbourhood of the anchors (blue, drawn by ``viz.graph.draw_memory``), with the
     anchors outlined red and labelled with their cosine, the semantic pool in orange and the final
-    top-K in thick red. Returns the figure.
+    top-K in thick red; edges a bridge added (``bridges``) are dashed, and the far end of a pool
+    edge outside the drawn neighbourhood gets its own node. Returns the figure.
 
     By default a node's name sits just above it and an anchor's cosine just below, where edges can
     run through them. With ``label_outward`` each name is written beside its node, in the widest gap
@@ -67,11 +68,17 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     for e in trace.pool:
         m = memory.edge(e)
         g.add_edge(m.subject, m.object, key=e)
+    drawn = {n for e in eids for n in (memory.edge(e).subject, memory.edge(e).object)}
+    missing = [n for n in g.nodes if n not in drawn and n in pos]  # ends of pool edges past the drawn part
+    nx.draw_networkx_nodes(g, pos, nodelist=missing, ax=ax, node_size=210, node_color=NODE_COLOUR,
+                           edgecolors="#555555", linewidths=0.6)
+    bridged = {e for e, how in trace.added if how == "bridge"}  # a second hop from the found facts
     for group, colour, width in ((set(trace.pool) - set(trace.final), POOL_COLOUR, 3.0),
                                  (set(trace.final), FINAL_COLOUR, 4.5)):
-        edges = [(memory.edge(e).subject, memory.edge(e).object) for e in trace.pool if e in group]
-        nx.draw_networkx_edges(g, pos, edgelist=edges, ax=ax, edge_color=colour, width=width, arrows=True,
-                               arrowsize=14, node_size=300, alpha=0.9)
+        for style, part in (("solid", group - bridged), ("dashed", group & bridged)):
+            edges = [(memory.edge(e).subject, memory.edge(e).object) for e in trace.pool if e in part]
+            nx.draw_networkx_edges(g, pos, edgelist=edges, ax=ax, edge_color=colour, width=width, arrows=True,
+                                   arrowsize=14, node_size=300, alpha=0.9, style=style)
     shown = [a for a in anchors if a in pos]
     nx.draw_networkx_nodes(g, pos, nodelist=shown, ax=ax, node_size=520, node_color="none",
                            edgecolors=ANCHOR_COLOUR, linewidths=2.5)
@@ -87,8 +94,11 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     handles = [Line2D([], [], marker="o", ls="", mfc="none", mec=ANCHOR_COLOUR, mew=2, ms=10, label="anchor"),
                Line2D([], [], color="#3b6ea8", lw=1.5, label=f"expanded ({len(trace.candidates)} edges)"),
                Line2D([], [], color=POOL_COLOUR, lw=3,
-                      label=f"pool, not returned (semantic top-{len(trace.pool)} minus the final {len(trace.final)})"),
+                      label=f"pool, not returned (pool of {len(trace.pool)} minus the final {len(trace.final)})"),
                Line2D([], [], color=FINAL_COLOUR, lw=4.5, label=f"final top-{len(trace.final)} (Eq. 4)")]
+    if bridged:
+        handles.append(Line2D([], [], color="#555555", lw=2.5, ls="--",
+                              label=f"dashed: added by the bridge ({len(bridged)}, 2nd hop)"))
     if speakers:
         handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc=SPEAKER_COLOUR, mec="#555555", label="speaker"))
     ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.85)
