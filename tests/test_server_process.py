@@ -18,9 +18,8 @@ STUB = Path(stub_chat_server.__file__)
 
 
 @pytest.fixture(autouse=True)
-def _own_reply_cache(tmp_path, monkeypatch):
-    """Each test its own $GLONG_CACHE: the endpoint keeps every reply on disk there."""
-    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+def _own_reply_cache(own_cache):
+    """Each test its own $GLONG_CACHE (conftest.own_cache): the endpoint keeps every reply on disk there."""
 
 
 @pytest.fixture
