@@ -10,25 +10,42 @@ import numpy as np
 
 from ..evaluation.msc import PAPER_TABLE1_MSC, PAPER_TABLE6_MSC
 
-_LABELS = {"b1": "BLEU-1", "b2": "BLEU-2", "b3": "BLEU-3", "b4": "BLEU-4", "rougeL": "ROUGE-L"}
+_LABELS = {"b1": "BLEU-1", "b2": "BLEU-2", "b3": "BLEU-3", "b4": "BLEU-4", "rougeL": "ROUGE-L",
+           "nlg_b2": "BLEU-2", "nlg_b3": "BLEU-3", "nlg_rougeL": "ROUGE-L"}
+_MARKERS = ("o", "s", "^", "v", "D")
 
 
 def plot_per_session(per_session: Sequence[dict], metrics: Sequence[str] = ("b2", "rougeL"),
-                     methods: Optional[Sequence[str]] = None, title: str = "Scores per session"):
-    """One panel per metric: each method's score (x100) against the evaluated session."""
+                     methods: Optional[Sequence[str]] = None, title: str = "Scores per session",
+                     jitter: float = 0.0, highlight: Optional[str] = None):
+    """One panel per metric: each method's score (x100) against the evaluated session.
+
+    ``jitter`` spreads the methods' points sideways over that width (in sessions), so that tied
+    scores stay visible; ``highlight`` draws one method thick, with stars, on top of the others.
+    """
     methods = list(methods or dict.fromkeys(r["method"] for r in per_session))
+    sessions = sorted({r["session"] for r in per_session})
     fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 3.6), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         for i, method in enumerate(methods):
             rows = sorted((r for r in per_session if r["method"] == method), key=lambda r: r["session"])
-            style = "-" if method.startswith("G-Long") else "--"
-            ax.plot([r["session"] for r in rows], [r[metric] for r in rows], style, marker="o", label=method,
-                    color=plt.cm.tab10(i % 10))
+            shift = jitter * (i / max(1, len(methods) - 1) - 0.5)
+            if method == highlight:
+                style = {"linestyle": "-", "linewidth": 2.8, "marker": "*", "markersize": 12, "zorder": 10}
+            elif highlight is not None:
+                style = {"linestyle": "--", "linewidth": 1.2, "marker": _MARKERS[i % len(_MARKERS)],
+                         "markersize": 5, "alpha": 0.85}
+            else:
+                style = {"linestyle": "-" if method.startswith("G-Long") else "--", "marker": "o"}
+            ax.plot([r["session"] + shift for r in rows], [r[metric] for r in rows], label=method,
+                    color=plt.cm.tab10(i % 10), **style)
         ax.set_xlabel("session")
         ax.set_ylabel(f"{_LABELS.get(metric, metric)} (x100)")
-        ax.set_xticks(sorted({r["session"] for r in per_session}))
+        ax.set_xticks(sessions)
+        if jitter and sessions:
+            ax.set_xlim(sessions[0] - jitter / 2 - 0.35, sessions[-1] + jitter / 2 + 0.35)
         ax.grid(alpha=0.3)
-    axes[0][-1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    axes[0][-1].legend(fontsize=9 if highlight else 8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle(title)
     fig.tight_layout()
     return fig
