@@ -129,13 +129,12 @@ def run_notebooks(smoke: bool = False, profile: Optional[str] = None, out: Optio
     so the runner puts the chosen name there: a value left in the environment cannot override it."""
     if inplace and smoke:
         raise DataError("--inplace refreshes the committed notebooks with a full run; it cannot be --smoke")
-    if profile is None:  # checked here, not in a kernel: an unknown name is one line, not a traceback
-        profile = os.environ.get("GLONG_PROFILE") or "offline"
-        try:
-            get_profile(profile)
-        except DataError as e:
-            raise DataError(f"GLONG_PROFILE: {e}") from None
-    get_profile(profile)
+    from_env = profile is None
+    profile = profile or os.environ.get("GLONG_PROFILE") or "offline"
+    try:  # checked here, not in a kernel: an unknown name is one line, not a traceback
+        get_profile(profile)
+    except DataError as e:
+        raise DataError(f"GLONG_PROFILE: {e}" if from_env else str(e)) from None
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError("no notebooks folder here (an installed glong ships no notebooks): run from a clone of the "
