@@ -92,6 +92,7 @@ SLOW_KEYS = {
     "bench_extraction": {"profile", "gold", "utterances/s by batch size"},
     "bench_extractor_steps": {"rows", "sizes", "train_seconds"},
     "bench_notebooks": {"rows", "smoke"},
+    "bench_retrained_adapter": {"weights", "identical outputs", "differing outputs", "scores"},
 }
 
 
@@ -105,6 +106,14 @@ def test_quick_run_writes_its_keys(name, quick):
 @pytest.mark.parametrize("name", sorted(SLOW_KEYS))
 def test_quick_run_with_the_smoke_extractor(name, quick):
     assert SLOW_KEYS[name] <= set(quick(name))
+
+
+@pytest.mark.slow
+def test_an_adapter_compared_with_itself_differs_nowhere(quick):
+    out = quick("bench_retrained_adapter")
+    assert out["weights"]["identical tensors"] == out["weights"]["tensors"] > 0
+    assert out["differing outputs"] == 0 and out["identical outputs"] == out["turns"] == 4
+    assert out["scores"]["shipped"] == out["scores"]["re-trained"]
 
 
 def test_quick_answers_score_every_method_on_the_same_questions(quick):
