@@ -144,24 +144,6 @@ def reciprocal_rank(items: Sequence[Sequence[str]], evidence: Sequence[str]) -> 
     return 0.0
 
 
-def bootstrap_mean(values: Sequence[float], n: int = 1000, seed: int = 42) -> tuple[float, float]:
-    """95% percentile interval of the mean over ``n`` seeded resamples of the items
-    (``intervals.interval``'s bounds; the small-sample rule is there).
-
-    >>> bootstrap_mean([1.0, 1.0, 1.0])
-    (1.0, 1.0)
-    >>> lo, hi = bootstrap_mean([0.0, 1.0] * 50)
-    >>> 0.38 < lo < 0.45 and 0.55 < hi < 0.62
-    True
-    """
-    from .intervals import interval  # the one interval helper (it builds on paired_bootstrap below)
-
-    if len(values) == 0:
-        return float("nan"), float("nan")
-    r = interval(values, n=n, seed=seed)
-    return r.low, r.high
-
-
 def prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
     """Precision, recall and F1 from counts (0 where undefined).
 

@@ -28,9 +28,8 @@ from ..retrieval.registry import (  # noqa: F401  (re-exported: the evaluation's
 from ..salience.cache import cached_scorer
 from ..schema import QA, Conversation, Triple
 from ..text import normalise_entity, normalise_relation, turn_line
-from .intervals import Interval, interval
+from .intervals import Interval, bootstrap_mean, interval  # noqa: F401  (bootstrap_mean re-exported)
 from .metrics import (  # noqa: F401  (re-exported)
-    bootstrap_mean,
     hit_at_k,
     paired_bootstrap,
     recall_at_k,
