@@ -8,8 +8,8 @@ graph step (``flat``), dense retrieval over the raw turns, and no memory. Memory
 observation sentences with Eq. 3 weights, as ``bench_graph.py``; the questions are those of the
 **report split** (``--split locomo-report``: conv-42, 43; nothing was chosen on them). Scored with
 LoCoMo's answer F1 (``evaluation.answers``), per category, each method minus no memory and minus
-``flat``, paired bootstrap 95% intervals over conversations when there are at least 8, otherwise over
-questions (the report split has two conversations; ``AnswerEvaluation.unit`` says which).
+``flat``, paired bootstrap 95% intervals over questions (the report split has two conversations, too
+few to resample: ``evaluation.intervals``; ``AnswerEvaluation.unit`` says which unit was resampled).
 
 Needs ``GLONG_REAL_DATA`` (LoCoMo) and the cached extractor and salience readings (``bench_graph``
 warms them); about 0.5-1 s per answer on 2 cores. ``--quick`` answers the shipped probes with the

@@ -45,7 +45,7 @@ import numpy as np
 from benchmarks._common import bench_parser, real_data_dir, write_results
 from glong_lib.datasets import REAL_DATA_ENV
 from glong_lib.evaluation import salience as E
-from glong_lib.evaluation.metrics import bootstrap_mean
+from glong_lib.evaluation.intervals import bootstrap_mean
 from glong_lib.io import atomic_write_json, content_key
 from glong_lib.models import cache_dir, seed_everything
 from glong_lib.salience import (

@@ -308,8 +308,13 @@ class GeneratorSettings(Checked):
     ``arrow`` lines under ``<CONTEXT>``/``<MEMORY>`` tags, or ``plain`` (the same words, no markup)."""
 
     model: str = knob(MISSING, "the model that answers (a hub id, bundled:..., or openai:NAME)")
-    max_new_tokens: int = knob(48, "longest reply in new tokens", 1, 8192)
-    memory_format: str = knob("arrow", "how the prompt shows memories", choices=MEMORY_FORMATS)
+    # one home of the reply length: a local model's default cap (an endpoint's replies are uncapped
+    # unless the option is given: commands.evaluate.reply_cap, generation.make_generator)
+    max_new_tokens: int = knob(48, "longest reply of a local model in new tokens (an endpoint's replies are "
+                                   "uncapped unless this is given)", 1, 8192)
+    memory_format: str = knob("arrow", "memory lines: the paper's 's -r-> o' under <CONTEXT>/<MEMORY> tags, the "
+                                       "reference code's ranked lines, or plain (no tags, memories as words)",
+                              choices=MEMORY_FORMATS)
     endpoint: EndpointSettings = LOCAL  # base_url set: generate through that server (generation.remote)
 
 

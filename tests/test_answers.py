@@ -83,9 +83,9 @@ def test_prompt_without_memories_leaves_the_block_out():
     assert content.splitlines() == ["Question: Where?", "Answer in a few words:"]
 
 
-def test_intervals_resample_conversations_only_when_there_are_enough():
-    """With 2 conversations a bootstrap over conversations has two values to draw from (an interval that
-    means nothing), so the answers' intervals resample questions; from 8 conversations on, conversations."""
+def test_intervals_resample_conversations_when_asked_and_say_when_too_few():
+    """Questions by default; whole conversations with ``by_conversation``. Two conversations are two
+    values to draw from: the interval is computed but the small-sample rule says "too few to tell"."""
     from glong_lib.evaluation.answers import AnswerEvaluation
 
     def rows(n_conv):
@@ -97,9 +97,11 @@ def test_intervals_resample_conversations_only_when_there_are_enough():
                     {"method": "b", "question": f"q{i}", "conversation": conv, "category": "single-hop", "F1": 0.0}]
         return out
 
-    two, eight = AnswerEvaluation(rows(2), ["a", "b"]), AnswerEvaluation(rows(8), ["a", "b"])
-    assert (two.unit, eight.unit) == ("question", "conversation")
-    d2, d8 = two.compare("a", "b"), eight.compare("a", "b")
-    assert d2["n_groups"] is None and d8["n_groups"] == 8
-    assert d2["mean_diff"] == d8["mean_diff"] == pytest.approx(14 / 40)
-    assert d2["ci_low"] < d2["mean_diff"] < d2["ci_high"]
+    by_q = AnswerEvaluation(rows(2), ["a", "b"])
+    two, eight = (AnswerEvaluation(rows(n), ["a", "b"], by_conversation=True) for n in (2, 8))
+    assert (by_q.unit, two.unit, eight.unit) == ("question", "conversation", "conversation")
+    dq, d2, d8 = by_q.compare("a", "b"), two.compare("a", "b"), eight.compare("a", "b")
+    assert dq["n_groups"] is None and (d2["n_groups"], d8["n_groups"]) == (2, 8)
+    assert dq["mean_diff"] == d2["mean_diff"] == d8["mean_diff"] == pytest.approx(14 / 40)
+    assert dq["ci_low"] < dq["mean_diff"] < dq["ci_high"]
+    assert (dq["verdict"], d2["verdict"]) == ("[+0.20, +0.50]", "too few to tell") and d8["enough"]

@@ -249,7 +249,8 @@ def test_api_replies_are_uncapped_by_default_as_in_the_paper(server):
     for an endpoint, nor eval-msc's openai generator; a cap is an explicit option."""
     import argparse
 
-    from glong_lib.commands.evaluate import LOCAL_REPLY_TOKENS, build_generator, register
+    from glong_lib.commands.evaluate import build_generator, register
+    from glong_lib.config import PROFILES
 
     g = make_generator("paper", base_url=server.base_url)
     assert g.max_new_tokens is None
@@ -263,7 +264,10 @@ def test_api_replies_are_uncapped_by_default_as_in_the_paper(server):
     capped = build_generator(parser.parse_args(["eval-msc", "--generator", "openai", "--base-url", server.base_url,
                                                 "--max-new-tokens", "32"]))
     echo = build_generator(parser.parse_args(["eval-msc", "--generator", "echo"]))
-    assert (uncapped.max_new_tokens, capped.max_new_tokens, echo.max_new_tokens) == (None, 32, LOCAL_REPLY_TOKENS)
+    smoke = build_generator(parser.parse_args(["eval-msc", "--generator", "echo", "--smoke"]))
+    # a local (here model-free) generator: the profile's GeneratorSettings.max_new_tokens, its one home
+    assert (uncapped.max_new_tokens, capped.max_new_tokens, echo.max_new_tokens, smoke.max_new_tokens) == (
+        None, 32, PROFILES["offline"].generator.max_new_tokens, PROFILES["offline"].smoke().generator.max_new_tokens)
 
 
 def test_openai_backend_counts_locally_when_usage_is_missing(server, monkeypatch):

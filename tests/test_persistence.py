@@ -135,22 +135,36 @@ def test_unwritable_folder_is_a_one_line_error(tmp_path):
         folder.chmod(0o700)
 
 
-def test_version_one_memories_still_load(tmp_path):
-    """The first format (memory.json + entities.faiss, checksum inside) is read, and rewritten
-    as the current format by the next save."""
+def _format_one(folder: Path, mem) -> Path:
+    """``mem`` written in the first layout (memory.json + entities.faiss, checksum inside, no manifest)."""
     import faiss
 
-    mem = chain()
-    folder = tmp_path / "v1"
     folder.mkdir()
     faiss.write_index(mem.index, str(folder / "entities.faiss"))
     meta = {"format": "glong-memory", "format_version": 1, **mem.to_json(),
             "index_sha256": P.sha256_file(folder / "entities.faiss")}
     (folder / "memory.json").write_text(json.dumps(meta))
-    assert _snapshot(load(folder)) == _snapshot(mem)
-    load(folder).save(folder)
-    assert not (folder / "memory.json").exists() and (folder / "manifest.json").is_file()
-    assert _snapshot(load(folder)) == _snapshot(mem)
+    return folder
+
+
+def test_format_one_memories_are_refused_in_one_line(tmp_path, capsys):
+    """The first format is no longer read, nor saved over: loading, saving into it and ``glong build``/
+    ``glong memory`` stop with one line naming its memory.json and saying to re-build; nothing is changed."""
+    from glong_lib.cli import main
+
+    folder = _format_one(tmp_path / "v1", chain())
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    want = f"{folder / 'memory.json'}: a memory of format 1, which this glong no longer reads: re-build it"
+    for attempt in (lambda: load(folder), lambda: chain().save(folder), lambda: P.editing(folder).__enter__()):
+        with pytest.raises(DataError) as e:
+            attempt()
+        assert str(e.value).startswith(want) and "\n" not in str(e.value)
+    for argv in (["memory", str(folder)],
+                 ["build", str(DATA / "conversations" / "c01.json"), "--gold", "--no-salience", "--out", str(folder)]):
+        assert main(argv) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and want in err[0], err
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name != ".glong.lock"} == before
 
 
 # --------------------------------------------------------------------------- corruption and invariants

@@ -399,8 +399,8 @@ def test_a_memory_locked_by_a_stopped_process_is_one_line_within_wait(tmp_path, 
 
 def test_a_save_never_deletes_the_users_files_named_like_version_one_memories(tmp_path):
     """Sweep P06 (data loss): files called memory.json / entities.faiss in a memory folder were
-    deleted by the next save. Only a version-1 memory the save upgrades is removed
-    (test_persistence.test_version_one_memories_still_load)."""
+    deleted by the next save. A save deletes only the memory's own content-addressed files (a folder
+    holding a format-1 memory is refused: test_persistence.test_format_one_memories_are_refused_in_one_line)."""
     folder = _memory(tmp_path / "m", 4)
     (folder / "memory.json").write_text("{}")
     (folder / "entities.faiss").write_bytes(b"the user's own index")

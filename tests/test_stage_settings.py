@@ -122,6 +122,7 @@ STAGE_COMMANDS = {
     ("build", "summarizer"): (("training",), ["c.json", "--out", "m"]),
     ("score", "summarizer"): (("training",), ["rows.jsonl", "--out", "o.jsonl"]),
     ("eval-msc", "summarizer"): (("training",), []),
+    ("eval-msc", "generator"): (("model",), []),   # --model: the endpoint's model name or a local folder
     ("eval-retrieval", "summarizer"): (("training",), ["--probes"]),
     ("train-extractor", "extractor"): (("max_new_tokens", "endpoint"), ["--out", "a"]),
 }
@@ -205,3 +206,22 @@ def test_an_option_given_reaches_the_library():
 
     s = train_settings([], t)
     assert (s.lora_r, s.learning_rate, s.max_steps) == (8, 0.01, config.PROFILES["offline"].extractor.max_steps)
+
+
+def test_the_generator_options_reach_eval_msc():
+    """``--max-new-tokens`` and ``--memory-format`` are ``GeneratorSettings`` fields: not given, the
+    profile's (a local model's cap is the profile's, an endpoint's replies stay uncapped); given,
+    they reach the generator and the agents."""
+    from glong_lib.commands.evaluate import build_agents, build_generator, reply_cap
+    from glong_lib.generation import MemoryEchoGenerator
+
+    plain = _sub("eval-msc").parse_args(["--generator", "echo", "--methods", "glong"])
+    assert build_generator(plain).max_new_tokens == config.PROFILES["offline"].generator.max_new_tokens
+    assert build_agents(plain, MemoryEchoGenerator(), None)["G-Long"].memory_format == "plain"
+    given = _sub("eval-msc").parse_args(["--generator", "echo", "--methods", "glong", "--max-new-tokens", "40",
+                                         "--memory-format", "arrow"])
+    assert build_generator(given).max_new_tokens == 40
+    assert build_agents(given, MemoryEchoGenerator(), None)["G-Long"].memory_format == "arrow"
+    api = ["--generator", "openai", "--base-url", "http://localhost:1/v1", "--profile", "paper"]
+    assert reply_cap(_sub("eval-msc").parse_args(api), config.PROFILES["paper"]) is None
+    assert reply_cap(_sub("eval-msc").parse_args([*api, "--max-new-tokens", "40"]), config.PROFILES["paper"]) == 40

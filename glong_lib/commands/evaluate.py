@@ -19,15 +19,17 @@ import platform
 import time
 from pathlib import Path
 
-from ..config import MEMORY_FORMATS, RESPONDERS, with_overrides
+from ..config import RESPONDERS, with_overrides
 from ..errors import DataError
 from ..io import atomic_write_text, check_output_file, data_path
 from .common import (
+    STAGE_DEST,
     add_device_option,
     add_endpoint_options,
     add_preset_option,
     add_profile_option,
     add_settings_options,
+    add_stage_options,
     checkpoint_from,
     endpoint_from_args,
     number,
@@ -42,8 +44,8 @@ from .msc_report import DIALOGUE, PAIRS, RANKED, TOKEN_AIM, as_json, comparison,
 NOT_RESULTS = ("out", *(f"{prefix}{name}" for prefix in ("", "extractor_") for name in (
     "base_url", "timeout", "deadline", "retries", "concurrency", "reply_cache", "api_key_env")))
 
-#: The local model's reply cap: the 135M model never ends its turn by itself (see ``clean_reply``).
-LOCAL_REPLY_TOKENS = 40
+#: The ``dest`` of ``--max-new-tokens`` (made from ``config.GeneratorSettings.max_new_tokens``).
+REPLY_CAP_DEST = f"{STAGE_DEST}generator{STAGE_DEST}max_new_tokens"
 
 
 def register(sub) -> None:
@@ -83,9 +85,6 @@ def register(sub) -> None:
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     add_endpoint_options(p, skip=("base_url", "model", "api_key_env"), what="--generator openai")
     add_endpoint_options(p, prefix="extractor-", what="--triples model through a server")
-    p.add_argument("--max-new-tokens", type=number(int, 1), default=None,
-                   help="cap each reply at N tokens (default: no cap for --generator openai, the paper's setting; "
-                        f"{LOCAL_REPLY_TOKENS} for the local model)")
     p.add_argument("--full-replies", action="store_true",
                    help="local model: no first-line stop or cut (off by default: the 135M model never ends its "
                         "turn; see clean_reply). API models always keep their whole reply")
@@ -96,10 +95,6 @@ def register(sub) -> None:
     p.add_argument("--reply-probe", type=number(int, 0), default=0, metavar="N",
                    help="local model: first generate N G-Long replies with 160 tokens and no first-line stop, "
                         "and report how they end (the evidence for the first-line default)")
-    p.add_argument("--memory-format", choices=MEMORY_FORMATS, default=None,
-                   help="memory lines: the paper's 's -r-> o', the reference code's ranked lines, or plain "
-                        "(the prompt without its <CONTEXT>/<MEMORY> tags, memory lines as words); default: "
-                        "the profile's (offline: plain, measured in the README; paper: arrow)")
     p.add_argument("--context-scope", choices=("session", "dialogue"), default="session",
                    help="context: the current session (paper) or never reset (reference code)")
     p.add_argument("--compare", action="store_true",
@@ -115,6 +110,8 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     add_device_option(p)
     add_profile_option(p, smoke=True, salience=True)
+    # --max-new-tokens, --memory-format; the model is --model above (the endpoint's name or a local folder)
+    add_stage_options(p.add_argument_group("the generator (config.GeneratorSettings)"), "generator", skip=("model",))
     settings = p.add_argument_group("G-Long's retrieval (and every baseline's K)")
     add_preset_option(settings, "the profile's")
     add_settings_options(settings)
@@ -123,21 +120,32 @@ def register(sub) -> None:
 
 # --------------------------------------------------------------------------- building the run
 
+def reply_cap(args, profile):
+    """Each reply's token cap: ``--max-new-tokens`` when given; else the profile's
+    ``GeneratorSettings.max_new_tokens`` for a local model (offline: 48; the 135M model never ends its
+    turn by itself) and None for ``--generator openai`` (uncapped, as the paper's code sends no
+    ``max_tokens``)."""
+    if args.generator == "openai":
+        return getattr(args, REPLY_CAP_DEST, None)
+    return profile.generator.max_new_tokens
+
+
 def build_generator(args, adapter=None):
     """The generator ``--generator`` asks for; ``adapter``: a LoRA folder merged into the local model
     (the ``--responder`` adapters)."""
     from ..generation import MemoryEchoGenerator, make_generator
 
+    profile = profile_from(args)
+    cap = reply_cap(args, profile)
     if args.generator == "echo":
-        return MemoryEchoGenerator(max_new_tokens=args.max_new_tokens or LOCAL_REPLY_TOKENS)
+        return MemoryEchoGenerator(max_new_tokens=cap)
     if args.generator == "openai" and not args.base_url:
         raise DataError("--generator openai needs --base-url")
     e = endpoint_from_args(args)
     local = ({"timeout": e.timeout, "deadline": e.deadline, "retries": e.retries, "concurrency": e.concurrency,
               "max_reply_bytes": e.max_reply_bytes, "cache": e.reply_cache} if args.generator == "openai"
              else {"stop_at_line_end": not args.full_replies})
-    cap = args.max_new_tokens if args.generator == "openai" else args.max_new_tokens or LOCAL_REPLY_TOKENS
-    generator = make_generator(profile_from(args).name, max_new_tokens=cap,
+    generator = make_generator(profile, max_new_tokens=cap,
                                base_url=args.base_url if args.generator == "openai" else None,
                                model=args.model, api_key_env=args.api_key_env, **local,
                                **({"adapter": str(adapter)} if adapter else {}))
@@ -168,7 +176,7 @@ def build_agents(args, generator, source) -> dict:
     from ..models import LazyEncoder
 
     profile = profile_from(args)
-    memory_format = args.memory_format or profile.generator.memory_format
+    memory_format = profile.generator.memory_format
     agents = make_agents(generator, args.methods, source=source, memory_format=memory_format,
                          encoder=LazyEncoder(profile), settings=retrieval_settings(args, profile))
     if wants_variants(args):
@@ -255,7 +263,8 @@ def run(args) -> int:
     result.settings.update({"data": path.name, "triples": mode, "salience": not args.no_salience,
                             "generator": getattr(generator, "name", args.generator), "seed": args.seed,
                             "tokens_only": args.generator == "tokens", "extractor_steps": profile.extractor.max_steps,
-                            "memory_format": args.memory_format or profile.generator.memory_format,
+                            "memory_format": profile.generator.memory_format,
+                            "max_new_tokens": reply_cap(args, profile),
                             "reply_scale": "nlg_*: LD-Agent preprocessing + nlg-eval"})
     data = {**result.to_dict(), "run": {"seconds": round(time.perf_counter() - start, 1), "machine": machine()}}
     if args.compare:

@@ -21,7 +21,7 @@ from ..errors import DataError
 from ..generation import clean_reply
 from ..loaders import source_turns
 from ..schema import QA, Conversation
-from .metrics import paired_bootstrap
+from .intervals import Interval, interval
 from .retrieval import _resolve, question_time
 
 #: LoCoMo's categories 1-4 in its own order.
@@ -166,10 +166,12 @@ def retrieved_lines(result, dates: dict[str, Optional[str]]) -> list[str]:
 
 def answer_questions(retrievers: dict[str, Any], questions: Sequence[QA], dialogues: Sequence[Conversation],
                      generator, k: int = 5, max_new_tokens: int = 16, progress: bool = True,
-                     units: Optional[Sequence[Conversation]] = None) -> "AnswerEvaluation":
+                     units: Optional[Sequence[Conversation]] = None,
+                     by_conversation: bool = False) -> "AnswerEvaluation":
     """Every question answered from each retriever's top ``k`` (and from no memory), scored with
     :func:`locomo_answer_f1`. ``retrievers`` are specs as :func:`~glong_lib.evaluation.retrieval.evaluate_evidence`
-    takes them, resolved per (unit conversation, session); ``dialogues`` give the speakers and dates."""
+    takes them, resolved per (unit conversation, session); ``dialogues`` give the speakers and dates;
+    ``by_conversation``: the intervals resample whole conversations (:class:`AnswerEvaluation`)."""
     from tqdm.auto import tqdm
 
     if k < 1:
@@ -192,46 +194,48 @@ def answer_questions(retrievers: dict[str, Any], questions: Sequence[QA], dialog
             rows.append({"method": name, "question": q.id, "category": q.category, "conversation": q.conversation,
                          "prediction": prediction, "answer": str(q.answer),
                          "F1": locomo_answer_f1(prediction, q.answer, q.category)})
-    return AnswerEvaluation(rows, [NO_MEMORY, *retrievers])
+    return AnswerEvaluation(rows, [NO_MEMORY, *retrievers], by_conversation)
 
 
 class AnswerEvaluation:
-    """The answers of every method to the same questions, with means and paired intervals.
+    """The answers of every method to the same questions, with means and paired intervals
+    (``intervals.interval`` and its small-sample rule: fewer than 8 resampled units, "too few to
+    tell").
 
-    The intervals resample whole conversations when there are at least ``MIN_CLUSTERS`` of them
-    (answers about one conversation are not independent); with fewer, a bootstrap over a handful of
-    conversations says nothing, so they resample questions and ``unit`` says so."""
+    The intervals resample questions, or whole conversations with ``by_conversation`` (answers
+    about one conversation are not independent; ``unit`` says which)."""
 
-    MIN_CLUSTERS = 8
-
-    def __init__(self, rows: list[dict[str, Any]], methods: Sequence[str]):
-        self.rows, self.methods = rows, list(methods)
-        self.unit = "conversation" if len({r["conversation"] for r in rows}) >= self.MIN_CLUSTERS else "question"
+    def __init__(self, rows: list[dict[str, Any]], methods: Sequence[str], by_conversation: bool = False):
+        self.rows, self.methods, self.by_conversation = rows, list(methods), by_conversation
+        self.unit = "conversation" if by_conversation else "question"
 
     def _groups(self, conversations: Sequence[str]) -> Optional[list[str]]:
         """Bootstrap groups for items from ``conversations``: those, or None (each item its own)."""
-        return list(conversations) if self.unit == "conversation" else None
+        return list(conversations) if self.by_conversation else None
 
     def values(self, method: str, category: Optional[str] = None) -> list[tuple[str, str, float]]:
         return [(r["question"], r["conversation"], r["F1"]) for r in self.rows
                 if r["method"] == method and (category is None or r["category"] == category)]
 
+    def mean_interval(self, method: str, category: Optional[str] = None) -> Interval:
+        """A method's mean F1 with its 95% interval (bootstrap by ``unit``)."""
+        vals = self.values(method, category)
+        return interval([v for _, _, v in vals], conversations=self._groups([c for _, c, _ in vals]))
+
     def table(self, baseline: Optional[str] = None) -> list[dict[str, Any]]:
         """One row per method and category ("all" first, then LoCoMo's order, then any other): the
-        questions, mean F1 with a 95% interval (bootstrap by ``unit``), and with ``baseline`` the
-        paired difference to it."""
+        questions, mean F1 with a 95% interval (bootstrap by ``unit``; ``enough`` is the
+        small-sample rule), and with ``baseline`` the paired difference to it."""
         seen = {r["category"] for r in self.rows}
         categories = [c for c in LOCOMO_ORDER if c in seen] + sorted(seen - set(LOCOMO_ORDER))
         out = []
         for cat in [None, *categories]:
             for m in self.methods:
-                vals = self.values(m, cat)
-                if not vals:
+                if not self.values(m, cat):
                     continue
-                f1 = [v for _, _, v in vals]
-                ci = paired_bootstrap(f1, [0.0] * len(f1), groups=self._groups([c for _, c, _ in vals]))
-                row = {"category": cat or "all", "method": m, "questions": len(f1),
-                       "F1": sum(f1) / len(f1), "ci low": ci["ci_low"], "ci high": ci["ci_high"]}
+                ci = self.mean_interval(m, cat)
+                row = {"category": cat or "all", "method": m, "questions": ci.n_items,
+                       "F1": ci.mean, "ci low": ci.low, "ci high": ci.high, "enough": ci.enough}
                 if baseline and m != baseline:
                     d = self.compare(m, baseline, cat)
                     row.update({f"- {baseline}": d["mean_diff"], "diff low": d["ci_low"], "diff high": d["ci_high"]})
@@ -239,11 +243,12 @@ class AnswerEvaluation:
         return out
 
     def compare(self, a: str, b: str, category: Optional[str] = None) -> dict:
-        """F1 of ``a`` minus ``b`` on the same questions, paired bootstrap by ``unit``."""
+        """F1 of ``a`` minus ``b`` on the same questions, paired bootstrap by ``unit``
+        (``intervals.Interval.as_dict``)."""
         va = {q: (c, v) for q, c, v in self.values(a, category)}
         vb = {q: v for q, _, v in self.values(b, category)}
         keys = sorted(va.keys() & vb.keys())
         if not keys:
             raise DataError(f"no question has answers from both '{a}' and '{b}'")
-        return paired_bootstrap([va[q][1] for q in keys], [vb[q] for q in keys],
-                                groups=self._groups([va[q][0] for q in keys]))
+        return interval([va[q][1] for q in keys], [vb[q] for q in keys],
+                        conversations=self._groups([va[q][0] for q in keys])).as_dict()

@@ -144,22 +144,6 @@ def reciprocal_rank(items: Sequence[Sequence[str]], evidence: Sequence[str]) -> 
     return 0.0
 
 
-def bootstrap_mean(values: Sequence[float], n: int = 1000, seed: int = 42) -> tuple[float, float]:
-    """95% percentile interval of the mean over ``n`` seeded resamples of the items.
-
-    >>> bootstrap_mean([1.0, 1.0, 1.0])
-    (1.0, 1.0)
-    >>> lo, hi = bootstrap_mean([0.0, 1.0] * 50)
-    >>> 0.38 < lo < 0.45 and 0.55 < hi < 0.62
-    True
-    """
-    v = np.asarray(values, dtype=float)
-    if v.size == 0:
-        return float("nan"), float("nan")
-    means = v[np.random.default_rng(seed).integers(0, v.size, (n, v.size))].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
-
-
 def prf(tp: int, n_pred: int, n_gold: int) -> dict[str, float]:
     """Precision, recall and F1 from counts (0 where undefined).
 

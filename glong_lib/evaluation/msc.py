@@ -24,7 +24,8 @@ from ..checkpoints import Checkpoint
 from ..errors import DataError
 from ..generation import Generation
 from ..schema import Conversation, Session, Turn
-from .metrics import paired_bootstrap, replies_needed, score_reply
+from .intervals import interval
+from .metrics import replies_needed, score_reply
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 BLEU_KEYS = ("b1", "b2", "b3", "b4")
@@ -344,7 +345,8 @@ class MSCResults:
         """``method`` against ``baseline``: prompt-token reduction, and for each metric the mean
         difference over conversations (x100) with its standard deviation and range, a paired
         bootstrap 95% interval over conversations (the unit that is sampled: replies of one
-        conversation are not independent), and how many paired replies would detect the paper's
+        conversation are not independent) with ``enough`` and ``verdict`` (``intervals``: fewer than
+        8 conversations, "too few to tell"), and how many paired replies would detect the paper's
         G-Long minus long-context difference on that metric (``paper_difference``) at 80% power (None
         when the per-reply differences have no spread to base it on, e.g. every reply scores ~0)."""
         convs = {(r["method"], r["conversation"]): r for r in self.per_conversation()}
@@ -362,7 +364,7 @@ class MSCResults:
             a = [convs[(method, c)][m] for c in ids]
             b = [convs[(baseline, c)][m] for c in ids]
             diffs = [x - y for x, y in zip(a, b)]
-            boot = paired_bootstrap(a, b)
+            boot = interval(a, b, unit="conversation")  # each item is one conversation's mean
             per_reply = [100 * (replies[method][k][m] - replies[baseline][k][m]) for k in paired]
             sd = statistics.stdev(per_reply) if len(per_reply) > 1 else 0.0
             effect = paper_difference(m)
@@ -374,7 +376,7 @@ class MSCResults:
                       "diff sd": statistics.stdev(diffs) if len(diffs) > 1 else 0.0,
                       "diff min": min(diffs), "diff max": max(diffs),
                       "method wins": sum(d > TIE for d in diffs), "ties": sum(abs(d) <= TIE for d in diffs),
-                      "ci low": boot["ci_low"], "ci high": boot["ci_high"],
+                      "ci low": boot.low, "ci high": boot.high, "enough": boot.enough, "verdict": boot.verdict(),
                       "paper difference": effect,
                       "replies needed": replies_needed(sd, effect) if estimable else None}
         return out

@@ -28,8 +28,8 @@ from ..retrieval.registry import (  # noqa: F401  (re-exported: the evaluation's
 from ..salience.cache import cached_scorer
 from ..schema import QA, Conversation, Triple
 from ..text import normalise_entity, normalise_relation, turn_line
+from .intervals import Interval, bootstrap_mean, interval  # noqa: F401  (bootstrap_mean re-exported)
 from .metrics import (  # noqa: F401  (re-exported)
-    bootstrap_mean,
     hit_at_k,
     paired_bootstrap,
     recall_at_k,
@@ -74,21 +74,32 @@ class EvidenceEvaluation:
         """The per-question values of one metric, in question order."""
         return [r[metric] for r in self.rows if r["method"] == method and category in (None, r["category"])]
 
-    def interval(self, method: str, metric: str, category: Optional[str] = None) -> tuple[float, float]:
-        """95% bootstrap interval of a method's mean over the questions (``metrics.bootstrap_mean``)."""
-        return bootstrap_mean(self.values(method, metric, category))
+    def _conversations(self, method: str, category: Optional[str], by_conversation: bool) -> Optional[list]:
+        return [r.get("conversation") for r in self.rows if r["method"] == method
+                and category in (None, r["category"])] if by_conversation else None
+
+    def mean_interval(self, method: str, metric: str, category: Optional[str] = None,
+                      by_conversation: bool = False) -> Interval:
+        """A method's mean over the questions with its 95% interval and the small-sample rule
+        (``intervals.interval``)."""
+        return interval(self.values(method, metric, category),
+                        conversations=self._conversations(method, category, by_conversation))
+
+    def interval(self, method: str, metric: str, category: Optional[str] = None,
+                 by_conversation: bool = False) -> tuple[float, float]:
+        """The bounds of :meth:`mean_interval`."""
+        r = self.mean_interval(method, metric, category, by_conversation)
+        return r.low, r.high
 
     def compare(self, a: str, b: str, metric: str, category: Optional[str] = None,
                 by_conversation: bool = False) -> dict:
-        """Paired bootstrap of ``a - b`` over the same questions (``metrics.paired_bootstrap``), of
-        one ``category`` when given. With ``by_conversation`` whole conversations are resampled
+        """Paired bootstrap of ``a - b`` over the same questions (``intervals.interval``, as a dict:
+        ``mean_diff``, ``ci_low``, ``ci_high``, ``unit``, ``enough``, ``verdict``, ...), of one
+        ``category`` when given. With ``by_conversation`` whole conversations are resampled
         (questions about one conversation share its memory, so they are not independent; the
         interval widens to say so)."""
-        groups = None
-        if by_conversation:
-            groups = [r.get("conversation") for r in self.rows
-                      if r["method"] == a and category in (None, r["category"])]
-        return paired_bootstrap(self.values(a, metric, category), self.values(b, metric, category), groups=groups)
+        return interval(self.values(a, metric, category), self.values(b, metric, category),
+                        conversations=self._conversations(a, category, by_conversation)).as_dict()
 
     def wins_losses(self, a: str, b: str, metric: str, category: Optional[str] = None) -> dict[str, list[str]]:
         """The questions on which ``a`` scores above ``b`` (``"wins"``) and below it (``"losses"``) on

@@ -18,8 +18,6 @@ from .persistence import (  # noqa: F401
     EDGE_FIELDS,
     FORMAT_NAME,
     FORMAT_VERSION,
-    LEGACY_INDEX_FILE,
-    LEGACY_META_FILE,
     MANIFEST_FILE,
     MAX_ABS_TIME_S,
     NewerFormat,

@@ -26,9 +26,9 @@ Loading checks the manifest (sizes before reading, then checksums; no symlinks: 
 its own files), then the memory's invariants (:func:`check_state`) and refuses a memory that fails
 any, naming the first problem.
 
-The first on-disk format (version 1: ``memory.json`` + ``entities.faiss``, the index checksum inside
-``memory.json``) still loads; a save deletes those two files only when ``memory.json`` is such a
-memory (the save has just upgraded it), never a file of the user's that has one of those names.
+The first on-disk format (format 1: ``memory.json`` + ``entities.faiss``, no manifest) is no longer
+read or written over: such a folder is refused in one line that names its ``memory.json`` and asks
+for the memory to be re-built. Files of those names in a current memory folder are the user's.
 """
 
 from __future__ import annotations
@@ -51,9 +51,8 @@ FORMAT_NAME = "glong-memory"
 MANIFEST_FILE = "manifest.json"
 #: A manifest is a few hundred bytes; a bigger one is not ours and is not read.
 MAX_MANIFEST_BYTES = 1 << 20
-#: The version-1 layout's file names (read, never written).
-LEGACY_META_FILE = "memory.json"
-LEGACY_INDEX_FILE = "entities.faiss"
+#: The metadata file of the first layout (format 1, no manifest): recognised only to be refused.
+_FORMAT_ONE_FILE = "memory.json"
 _OWNED = re.compile(r"^(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss)$")
 #: Temporary files of an interrupted save (``io.atomic_write_bytes`` names them ``.<name>.<random>.tmp``).
 _LEFTOVER = re.compile(r"^\.(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss|manifest\.json)\.[^./]+\.tmp$")
@@ -154,7 +153,22 @@ def _owned_files(folder: Path) -> list[Path]:
 
 
 def _is_memory_folder(folder: Path) -> bool:
-    return (folder / MANIFEST_FILE).is_file() or (folder / LEGACY_META_FILE).is_file()
+    return (folder / MANIFEST_FILE).is_file()
+
+
+def refuse_format_one(folder: Path) -> None:
+    """Refuse, in one line naming its ``memory.json``, a folder that holds a format-1 memory (that
+    file and no manifest): this glong neither reads it nor saves over it."""
+    path = folder / _FORMAT_ONE_FILE
+    if (folder / MANIFEST_FILE).is_file() or (folder / MANIFEST_FILE).is_symlink() or not path.is_file():
+        return
+    try:
+        obj = _read_json_file(path)
+    except DataError:
+        return  # not ours: the caller's usual checks apply
+    if isinstance(obj, dict) and obj.get("format") == FORMAT_NAME and obj.get("format_version") == 1:
+        raise DataError("a memory of format 1, which this glong no longer reads: re-build it with "
+                        "'glong build ... --out NEW_FOLDER' (or delete this folder and build again)", path=path)
 
 
 def check_target(directory: PathLike) -> Path:
@@ -165,6 +179,8 @@ def check_target(directory: PathLike) -> Path:
         raise DataError("is a symlink; refusing to write a memory there", path=folder)
     if folder.exists() and not folder.is_dir():
         raise DataError("exists and is not a folder; refusing to write a memory there", path=folder)
+    if folder.is_dir():
+        refuse_format_one(folder)
     # the lock and the data files of a first save not yet committed (or killed) are ours too
     if (folder.is_dir() and not _is_memory_folder(folder)
             and any(p.name != LOCK_FILE and not _OWNED.match(p.name) and not _LEFTOVER.match(p.name)
@@ -184,19 +200,11 @@ def editing(directory: PathLike, wait: Optional[float] = None) -> Iterator[Path]
     folder = Path(directory)
     if folder.is_symlink() or not folder.is_dir():
         raise DataError("no memory here (not a folder)", path=folder)
+    refuse_format_one(folder)
     if not _is_memory_folder(folder):
         raise DataError(f"not a glong memory (no {MANIFEST_FILE})", path=folder)
     with locked(folder, exclusive=True, wait=wait):
         yield folder
-
-
-def _is_legacy_memory(folder: Path) -> bool:
-    """Whether ``memory.json`` in the folder is a version-1 memory (its two files are then ours)."""
-    try:
-        obj = _read_json_file(folder / LEGACY_META_FILE)
-    except DataError:
-        return False
-    return isinstance(obj, dict) and obj.get("format") == FORMAT_NAME and obj.get("format_version") == 1
 
 
 def save_memory(state: dict, index, directory: PathLike, wait: Optional[float] = None) -> Path:
@@ -222,7 +230,6 @@ def save_memory(state: dict, index, directory: PathLike, wait: Optional[float] =
     except OSError as e:
         raise DataError(f"cannot create the folder ({e.strerror or type(e).__name__})", path=folder) from None
     with locked(folder, exclusive=True, wait=wait):
-        legacy = [folder / LEGACY_META_FILE, folder / LEGACY_INDEX_FILE] if _is_legacy_memory(folder) else []
         files: dict[str, dict] = {}
         if blob is not None:
             files["index"] = _write_owned(folder, "entities", ".faiss", blob)
@@ -232,7 +239,7 @@ def save_memory(state: dict, index, directory: PathLike, wait: Optional[float] =
             (folder / MANIFEST_FILE).unlink()
         atomic_write_json(folder / MANIFEST_FILE, manifest)  # the commit point
         keep = {f["name"] for f in files.values()}
-        for stale in _owned_files(folder) + legacy:  # the version-1 files only when they were a memory
+        for stale in _owned_files(folder):
             if stale.name not in keep and (stale.is_file() or stale.is_symlink()):
                 stale.unlink(missing_ok=True)
         fsync_dir(folder)
@@ -352,30 +359,18 @@ def _read_unlocked(folder: Path) -> tuple[dict, Optional[Any]]:
         if "index" in files:
             index = index_from(_verified_bytes(folder, files["index"], "index"), folder / files["index"]["name"],
                                 len(state["nodes"]), _dimension(state))
-    elif (folder / LEGACY_META_FILE).is_file():
-        meta_path = folder / LEGACY_META_FILE
-        state = _read_json_file(meta_path)
-        _check_format(state, meta_path)
-        state = _checked_state(state, meta_path)
-        index = None
-        if state["nodes"]:
-            index_path = folder / LEGACY_INDEX_FILE
-            data = read_own_file(index_path)
-            import hashlib
-
-            if state.get("index_sha256") != hashlib.sha256(data).hexdigest():
-                raise DataError("corrupt or truncated (checksum does not match memory.json)", path=index_path)
-            index = index_from(data, index_path, len(state["nodes"]), _dimension(state))
     else:
+        refuse_format_one(folder)
         raise DataError(f"not a glong memory (no {MANIFEST_FILE})", path=folder)
     _check_index(state, index, meta_path)
     return state, index
 
 
 def read_memory(directory: PathLike, wait: Optional[float] = None) -> tuple[dict, Optional[Any]]:
-    """The checked state and faiss index (or None) of a memory folder written by :func:`save_memory`
-    (or by the version-1 format), read under the folder's shared lock. Anything missing, truncated,
-    corrupt, of a newer format, or breaking an invariant raises :class:`DataError` with a one-line reason."""
+    """The checked state and faiss index (or None) of a memory folder written by :func:`save_memory`,
+    read under the folder's shared lock. Anything missing, truncated, corrupt, of a newer format or of
+    format 1 (:func:`refuse_format_one`), or breaking an invariant raises :class:`DataError` with a
+    one-line reason."""
     folder = Path(directory)
     if folder.is_symlink() or not folder.is_dir():
         raise DataError("no memory here (not a folder)", path=folder)
