@@ -120,7 +120,7 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
     ``chance_label`` under its tick on the x axis; "" for none). Each value label sits right of its
     interval's upper end; one that would run past the right frame goes inside its bar, left of the
     interval's lower end, so no label crosses a whisker. The x axis runs from ``xmin`` to 1; value
-    labels carry ``decimals`` digits."""
+    labels are rounded to ``decimals`` digits, trailing zeros dropped (as the stored values print)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows)))
     names = [r["method"] for r in rows]
@@ -134,10 +134,10 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
             ax.plot([lo, hi], [i, i], color="k", lw=1.2)
         right = max(v, hi)
         if right + 0.1 > 1:  # no room before the frame: inside the bar, a clear gap left of the interval
-            ax.text(min(v, lo) - 0.02, i, f"{v:.{decimals}f}", va="center", ha="right", fontsize=8,
+            ax.text(min(v, lo) - 0.02, i, f"{round(v, decimals):g}", va="center", ha="right", fontsize=8,
                     color="white" if colours[i] == "#3b75af" else "black")
         else:
-            ax.text(right + 0.015, i, f"{v:.{decimals}f}", va="center", fontsize=8)
+            ax.text(right + 0.015, i, f"{round(v, decimals):g}", va="center", fontsize=8)
     ax.axvline(0.5, color="k", lw=0.8, ls="--")
     ax.set_xlim(xmin, 1)
     if chance_label:
