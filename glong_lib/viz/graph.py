@@ -288,20 +288,29 @@ def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_
 
 def plot_growth(growth: Union[Sequence[dict], dict[str, Sequence[dict]]], ax=None, title: str = "Memory growth"):
     """Nodes, edges and current edges after each session (``GraphMemory.growth()`` rows), for one
-    memory or several (a dict name -> rows, drawn with one line style each)."""
+    memory or several (a dict name -> rows, drawn with one line style each). A line equal to one
+    already drawn is not drawn again: the drawn one's legend names both ("nodes (a = b)")."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.6))
     series = growth if isinstance(growth, dict) else {"": growth}
     styles = ["-", "--", ":", "-."]
+    drawn: dict = {}  # (quantity, x, values) -> its line; an equal series is named on it, not hidden under it
+
+    def draw(what, x, values, style, marker, colour, name):
+        key = (what, tuple(x), tuple(values))
+        if key in drawn:
+            drawn[key].set_label(drawn[key].get_label()[:-1] + f" = {name})")
+            return
+        (drawn[key],) = ax.plot(x, values, style, marker=marker, color=colour,
+                                label=f"{what} ({name})" if name else what)
+
     for i, (name, rows) in enumerate(series.items()):
         x = [r["session"] for r in rows]
-        tag = f" ({name})" if name else ""
         style = styles[i % len(styles)]
-        ax.plot(x, [r["nodes"] for r in rows], style, marker="o", color=NODE_COLOUR, label=f"nodes{tag}")
-        ax.plot(x, [r["edges"] for r in rows], style, marker="s", color=CURRENT_COLOUR, label=f"edges{tag}")
+        draw("nodes", x, [r["nodes"] for r in rows], style, "o", NODE_COLOUR, name)
+        draw("edges", x, [r["edges"] for r in rows], style, "s", CURRENT_COLOUR, name)
         if any(r["current edges"] != r["edges"] for r in rows):
-            ax.plot(x, [r["current edges"] for r in rows], style, marker="^", color=SPEAKER_COLOUR,
-                    label=f"current edges{tag}")
+            draw("current edges", x, [r["current edges"] for r in rows], style, "^", SPEAKER_COLOUR, name)
     ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
     ax.set_xlabel("after session")
     ax.set_ylabel("count")

@@ -115,11 +115,12 @@ def plot_triple_weights(triples, weights: Sequence[float], ax=None, title: str =
 
 
 def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track the reference summary?",
-             chance_label: str = "chance"):
+             chance_label: str = "chance", xmin: float = 0.0, decimals: int = 3):
     """Bars of AUC per method (rows with 'method' and 'AUC'), the chance line at 0.5 (named
     ``chance_label`` under its tick on the x axis; "" for none). Each value label sits right of its
     interval's upper end; one that would run past the right frame goes inside its bar, left of the
-    interval's lower end, so no label crosses a whisker."""
+    interval's lower end, so no label crosses a whisker. The x axis runs from ``xmin`` to 1; value
+    labels are rounded to ``decimals`` digits, trailing zeros dropped (as the stored values print)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows)))
     names = [r["method"] for r in rows]
@@ -133,14 +134,15 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
             ax.plot([lo, hi], [i, i], color="k", lw=1.2)
         right = max(v, hi)
         if right + 0.1 > 1:  # no room before the frame: inside the bar, a clear gap left of the interval
-            ax.text(min(v, lo) - 0.02, i, f"{v:.3f}", va="center", ha="right", fontsize=8,
+            ax.text(min(v, lo) - 0.02, i, f"{round(v, decimals):g}", va="center", ha="right", fontsize=8,
                     color="white" if colours[i] == "#3b75af" else "black")
         else:
-            ax.text(right + 0.015, i, f"{v:.3f}", va="center", fontsize=8)
+            ax.text(right + 0.015, i, f"{round(v, decimals):g}", va="center", fontsize=8)
     ax.axvline(0.5, color="k", lw=0.8, ls="--")
-    ax.set_xlim(0, 1)
+    ax.set_xlim(xmin, 1)
     if chance_label:
-        ax.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0", "0.25", f"0.5\n({chance_label})", "0.75", "1"])
+        ticks = [xmin] + [t for t in (0.25, 0.5, 0.75, 1) if t > xmin + 0.1]
+        ax.set_xticks(ticks, [f"{t:g}\n({chance_label})" if t == 0.5 else f"{t:g}" for t in ticks])
     ax.invert_yaxis()
     ax.set_xlabel("AUC with 95% interval (label: subject or object appears in the reference summary)")
     ax.set_title(title, fontsize=10)
