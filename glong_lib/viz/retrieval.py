@@ -18,6 +18,7 @@ ANCHOR_COLOUR = "#c0392b"
 POOL_COLOUR = "#f39c12"
 FINAL_COLOUR = "#c0392b"
 TERM_COLOURS = ("#3b6ea8", "#f2c14e", "#2a9d3f")  # semantic, weight, recency
+HUB_LABEL_REACH = 2.2  # an anchor hub's name sits this many label offsets out: past its ring
 
 
 def _short(text: str, width: int = 38) -> str:
@@ -112,7 +113,8 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
     second line: a node with several edges in the widest gap between them (:func:`_free_direction`);
     a leaf above or below, on the side away from its one edge (a name written sideways would run
     into the next part of the graph). A hub in ``on_node`` (a speaker with three or more drawn edges: no gap
-    wide enough) has its name written on it instead, as the memory drawings write the speakers'."""
+    wide enough) has its name written on it instead, as the memory drawings write the speakers', unless it
+    is an anchor: then the name goes in its widest gap, past the ring, so the red ring stays visible."""
     neighbours: dict[str, set[str]] = {}
     for e in eids:
         m = memory.edge(e)
@@ -126,14 +128,20 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
         ux, uy = _free_direction(x, y, around)
         if len(around) <= 1:  # a leaf: straight above or below
             ux, uy = 0.0, (1.0 if uy >= -1e-9 else -1.0)
-        if node in on_node and len(around) > 2:
-            ux = uy = 0.0
-        name = node                                    # as stored: the spelling the text and outputs use
         anchor = node in anchor_scores
-        ax.text(x + off * ux, y + off * uy, f"{name}\nanchor {anchor_scores[node]:.2f}" if anchor else name,
-                color=ANCHOR_COLOUR if anchor else "black", fontsize=8, bbox=box, zorder=6, multialignment="center",
-                ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
-                va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
+        reach, leader = off, None
+        if node in on_node and len(around) > 2:
+            if anchor:  # an anchor hub: out in its widest gap, a thin line back to the ring, which stays visible
+                reach, leader = HUB_LABEL_REACH * off, {"arrowstyle": "-", "color": ANCHOR_COLOUR, "lw": 0.8,
+                                                        "shrinkA": 0, "shrinkB": 14}
+            else:
+                ux = uy = 0.0
+        name = node                                    # as stored: the spelling the text and outputs use
+        ax.annotate(f"{name}\nanchor {anchor_scores[node]:.2f}" if anchor else name, xy=(x, y),
+                    xytext=(x + reach * ux, y + reach * uy), arrowprops=leader,
+                    color=ANCHOR_COLOUR if anchor else "black", fontsize=8, bbox=box, zorder=6,
+                    multialignment="center", ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
+                    va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
     ax.margins(x=0.2, y=0.16)  # room for the names of the outermost nodes
 
 
