@@ -84,7 +84,8 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
                 ax.errorbar([xi], [v], yerr=[[max(0.0, v - lo)], [max(0.0, hi - v)]], fmt="none", ecolor="black",
                             elinewidth=0.9, capsize=2)
                 top = max(v, hi)
-            ax.text(xi, top + 0.015, "n/a" if na else f"{v:.2f}", ha="center", va="bottom", fontsize=8.5)
+            label = "n/a" if na else "0" if v == 0 else f"{v:.2f}"  # "0": narrow, so neighbours do not collide
+            ax.text(xi, top + 0.015, label, ha="center", va="bottom", fontsize=8.5)
     ax.set_xticks(x, [label for label, _ in bars], fontsize=9)
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("score (0 to 1)")
