@@ -9,9 +9,10 @@ from collections import Counter
 from typing import Any, Optional, Sequence
 
 #: The bars of ``plot_scores``: (label, key in an ``evaluate_extraction`` report).
-SCORE_BARS = (("P exact", "precision exact"), ("R exact", "recall exact"), ("F1 exact", "f1 exact"),
-              ("F1 norm.", "f1 norm"), ("F1 partial", "f1 partial"), ("fact detect. F1", "fact detection f1"),
-              ("relation acc.", "relation accuracy"), ("unparseable", "unparseable rate"))
+#: Every bar is a score where higher is better (the unparseable rate is left to tables).
+SCORE_BARS = (("precision\n(exact)", "precision exact"), ("recall\n(exact)", "recall exact"),
+              ("F1\n(exact)", "f1 exact"), ("F1\n(normalised)", "f1 norm"), ("F1\n(partial)", "f1 partial"),
+              ("fact\ndetection F1", "fact detection f1"), ("relation\naccuracy", "relation accuracy"))
 
 
 def plot_loss_curve(log_history: Sequence[dict[str, Any]], title: str = "LoRA fine-tuning"):
@@ -65,7 +66,7 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
     names = list(reports)
     x = np.arange(len(bars))
     width = 0.8 / max(1, len(names))
-    fig, ax = plt.subplots(figsize=(8, 3.5))
+    fig, ax = plt.subplots(figsize=(9, 3.8))
     for i, name in enumerate(names):
         missing = [undefined_score(reports[name], key) for _, key in bars]
         values = [0.0 if na else float(reports[name].get(key, 0.0)) for na, (_, key) in zip(missing, bars)]
@@ -74,7 +75,7 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
         given = (intervals or {}).get(name)
         if not given:
             ax.bar_label(bars_drawn, labels=["n/a" if na else f"{v:.2f}" for v, na in zip(values, missing)],
-                         fontsize=7, padding=1)
+                         fontsize=8.5, padding=1)
             continue
         for xi, v, na, (_, key) in zip(xs, values, missing, bars):
             lo, hi = given.get(key, (float("nan"), float("nan")))
@@ -83,11 +84,13 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
                 ax.errorbar([xi], [v], yerr=[[max(0.0, v - lo)], [max(0.0, hi - v)]], fmt="none", ecolor="black",
                             elinewidth=0.9, capsize=2)
                 top = max(v, hi)
-            ax.text(xi, top + 0.015, "n/a" if na else f"{v:.2f}", ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(x, [label for label, _ in bars])
+            label = "n/a" if na else "0" if v == 0 else f"{v:.2f}"  # "0": narrow, so neighbours do not collide
+            ax.text(xi, top + 0.015, label, ha="center", va="bottom", fontsize=8.5)
+    ax.set_xticks(x, [label for label, _ in bars], fontsize=9)
     ax.set_ylim(0, 1.1)
+    ax.set_ylabel("score (0 to 1)")
     ax.set_title(title)
-    ax.legend()
+    ax.legend(loc="upper left", fontsize=9)
     fig.tight_layout()
     return fig
 
