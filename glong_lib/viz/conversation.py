@@ -1,4 +1,4 @@
-"""Helpers for pictures of a conversation on its clock (notebook 00 draws the session timeline)."""
+"""Pictures of a conversation on its clock: notebook 00 draws its session timeline with ``plot_session_timeline``."""
 
 from __future__ import annotations
 
