@@ -210,9 +210,9 @@ def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width:
                                  label=f"T{k + 1}  " + textwrap.shorten(t.text(), label_width)
                                  + ("" if result.positions[k] else "  (words never said: no outline)"))
                    for k, t in enumerate(result.triples)]
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, 0), ncol=2, fontsize=7, frameon=False,
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0, 0), ncol=2, fontsize=8.5, frameon=False,
                   title="outline colour and line = triple (a word shared by several triples: the first one's)",
-                  title_fontsize=7, alignment="left")
+                  title_fontsize=8.5, alignment="left")
     ax.set_title(title or ("Attention from the summary rows onto the dialogue (darker = more); outlined: triple words\n"
                            "summary: " + textwrap.shorten(result.summary, 110)), fontsize=9, loc="left")
     return ax.figure
