@@ -128,7 +128,7 @@ def test_reply_example_masks_the_prompt_and_keeps_the_reply():
 
     tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
     messages = build_prompt("A", "U", ["U: hi"] * 50, ["I have a cat."], "How is Tom?", "plain")
-    item = R.tokenize_reply_example(tok, messages, "Tom is fine, thanks!", max_length=64)
+    item = G.tokenize_reply_example(tok, messages, "Tom is fine, thanks!", max_length=64)
     kept = [i for i, label in zip(item["input_ids"], item["labels"]) if label != -100]
     assert len(item["input_ids"]) == 64 and tok.decode(kept).startswith("Tom is fine, thanks!")
     assert tok.eos_token_id in kept or "<|im_end|>" in tok.decode(kept)   # the model learns to end its turn
@@ -200,18 +200,11 @@ def test_the_responder_adapter_key_is_the_one_its_cache_holds():
 
 
 @pytest.mark.slow
-def test_a_responder_trains_on_reply_tokens_only_and_is_reused(tmp_path, monkeypatch):
-    from transformers import AutoTokenizer
-
+def test_a_responder_trains_one_step_and_is_reused(tmp_path, monkeypatch):
     from glong_lib.lora import read_training_log
-    from glong_lib.models import smollm2_dir
 
     monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
-    tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
     ex = R.responder_examples([_conversation()], FACTS)
-    item = G.tokenize_reply_example(tok, ex[0]["messages"], ex[0]["reply"])
-    answer = [i for i, lab in zip(item["input_ids"], item["labels"]) if lab != -100]
-    assert item["labels"][0] == -100 and tok.decode(answer).startswith("Is Tom ok?")
     settings = G.responder_settings(ex, steps=1)
     folder = G.train_responder_adapter(ex, settings, {"train_conversations": ["c1"]})
     log = read_training_log(folder)
