@@ -36,7 +36,7 @@ test: setup
 # until this is done after any change of the training recipe.
 ship-adapter: setup
 	$(BIN)/glong train-extractor --out build/adapter-offline
-	$(BIN)/python -c "from glong_lib.extraction.training import package_adapter as p; p('build/adapter-offline', 'data/extractor/offline')"
+	$(BIN)/python -c "from glong_lib.lora import package_adapter as p; p('build/adapter-offline', 'data/extractor/offline')"
 
 # the edit loop: no notebooks, nothing that loads or trains a model (pytest -m slow marks those)
 test-fast: setup

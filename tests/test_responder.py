@@ -1,4 +1,5 @@
-"""The MSC responder candidate (evaluation.responder) and the echo kinds (generation.echo_kind)."""
+"""The MSC responder candidate (its examples in evaluation.responder, its training in
+generation.responder) and the echo kinds (generation.echo_kind)."""
 
 import json
 
@@ -7,6 +8,7 @@ import pytest
 from glong_lib.errors import DataError
 from glong_lib.evaluation import responder as R
 from glong_lib.generation import ECHO_KINDS, build_prompt, echo_kind, is_prompt_echo
+from glong_lib.generation import responder as G
 from glong_lib.schema import Conversation, Session, Turn
 
 
@@ -58,8 +60,8 @@ def test_recipe_pointer_finds_the_adapter_without_building_prompts(tmp_path, mon
     monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
     msc = tmp_path / "msc.jsonl"
     msc.write_text("{not json\n")
-    key = R.recipe_key(msc, R.RESPONDER_STEPS, 42, R.RESPONDER_LR, None)
-    assert key != R.recipe_key(msc, R.RESPONDER_STEPS, 42, R.RESPONDER_LR, R.RESPONDER_RECALL_SHARE)
+    key = R.recipe_key(msc, G.RESPONDER_STEPS, 42, G.RESPONDER_LR, None)
+    assert key != R.recipe_key(msc, G.RESPONDER_STEPS, 42, G.RESPONDER_LR, R.RESPONDER_RECALL_SHARE)
     folder = tmp_path / "cache" / "responder" / "offline-abc"
     folder.mkdir(parents=True)
     (folder / "adapter_config.json").write_text("{}")
@@ -126,7 +128,7 @@ def test_reply_example_masks_the_prompt_and_keeps_the_reply():
 
     tok = AutoTokenizer.from_pretrained(str(smollm2_dir()))
     messages = build_prompt("A", "U", ["U: hi"] * 50, ["I have a cat."], "How is Tom?", "plain")
-    item = R.tokenize_reply_example(tok, messages, "Tom is fine, thanks!", max_length=64)
+    item = G.tokenize_reply_example(tok, messages, "Tom is fine, thanks!", max_length=64)
     kept = [i for i, label in zip(item["input_ids"], item["labels"]) if label != -100]
     assert len(item["input_ids"]) == 64 and tok.decode(kept).startswith("Tom is fine, thanks!")
     assert tok.eos_token_id in kept or "<|im_end|>" in tok.decode(kept)   # the model learns to end its turn
@@ -185,3 +187,27 @@ def test_candidate_row_reads_an_eval_msc_report():
     turns = {("a", "x"): frozenset({"great"}), ("b", "y"): frozenset({"trip"})}
     row = candidate_row("lora", {**data, "records": shown}, turns=turns)
     assert row["G-Long said the recalled word its memory showed"] == "1 of 2"   # "great" said, "trip" not
+
+
+def test_the_responder_adapter_key_is_the_one_its_cache_holds():
+    """Pinned: the responder's settings (and so its cache folder) stayed the same when its training
+    moved from evaluation/ to generation/ on glong_lib.lora; a change here trains every responder again."""
+    ex = R.responder_examples([_conversation()], FACTS)
+    settings = G.responder_settings(ex)
+    assert settings.key() == "b01d686dc74d" and G.responder_dir(settings).name == "offline-b01d686dc74d"
+    s = settings
+    assert (s.max_steps, s.batch_size, s.learning_rate, s.prompt_version) == (150, 4, 1e-3, 1)
+
+
+@pytest.mark.slow
+def test_a_responder_trains_one_step_and_is_reused(tmp_path, monkeypatch):
+    from glong_lib.lora import read_training_log
+
+    monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
+    ex = R.responder_examples([_conversation()], FACTS)
+    settings = G.responder_settings(ex, steps=1)
+    folder = G.train_responder_adapter(ex, settings, {"train_conversations": ["c1"]})
+    log = read_training_log(folder)
+    assert folder == G.responder_dir(settings) and log["key"] == settings.key() and log["steps"] == 1
+    assert log["train_conversations"] == ["c1"] and log["trainable_parameters"] < log["total_parameters"] / 10
+    assert G.train_responder_adapter(ex, settings) == folder          # cached: not trained again

@@ -90,7 +90,7 @@ def register(sub) -> None:
                         "turn; see clean_reply). API models always keep their whole reply")
     p.add_argument("--responder", choices=RESPONDERS, default="plain",
                    help="local model: as shipped, or with a LoRA responder trained on the --msc file's conversations "
-                        "outside the evaluation's samples (evaluation.responder; about 15 min on 2 cores, cached): "
+                        "outside the evaluation's samples (generation.responder; about 15 min on 2 cores, cached): "
                         "msc-lora on MSC's replies as they come, msc-recall on half replies that recall a memory line")
     p.add_argument("--reply-probe", type=number(int, 0), default=0, metavar="N",
                    help="local model: first generate N G-Long replies with 160 tokens and no first-line stop, "

@@ -1,9 +1,10 @@
-"""A responder that is taught to read its memory lines: SmolLM2-135M with a LoRA adapter trained on
-MSC (issue 28's third candidate).
+"""The MSC responder's protocol (issue 28's third candidate): the training examples it learns from,
+the conversations held out for the evaluation, and the tests of what it learned. The training run
+itself is ``generation.responder`` (SmolLM2-135M with a LoRA adapter, on ``glong_lib.lora``).
 
 The bundled 135M chat model was never shown a prompt whose memory block answers the turn, and its
 replies show it (they echo the prompt or ignore the memory). This module builds such prompts from
-real MSC conversations and fine-tunes on the gold reply:
+real MSC conversations, with the gold reply as target:
 
 * **prompt**: the suite's ``plain`` prompt (:func:`~glong_lib.generation.build_prompt`), the current
   session's last :data:`RESPONDER_CONTEXT_LINES` gold turns as context, and as memory the
@@ -16,38 +17,34 @@ The split is by conversation and fixed here: every conversation that ``glong eva
 its default seed with ``--conversations`` 20 or 100 (:data:`RESPONDER_HELD_OUT_SIZES`, drawn by
 :func:`~glong_lib.evaluation.msc.sample_conversations`) is held out, the rest are the training pool.
 :func:`check_not_trained_on` refuses an evaluation that would score a conversation the adapter saw.
-
-Why here and not in ``generation``: the trainer composes the extractor's LoRA machinery
-(``extraction.training``) with the generation prompt, and the five pipeline stages never import one
-another; evaluation is the layer that composes them (``pyproject.toml``'s import contract).
+The examples are built here because they are the evaluation's queries (``msc.session_queries``) and
+its memory-use rule (``memory_use``); the five pipeline stages never import the evaluation.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
-import tempfile
-import time
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from tqdm.auto import tqdm
 
-from ..config import BUNDLED_SMOLLM2, get_profile
+from ..config import get_profile
 from ..errors import DataError
-from ..extraction.training import (
-    TrainSettings,
-    count_parameters,
-    load_base,
-    lora_config,
-    read_training_log,
-    save_adapter,
-    training_arguments,
-)
 from ..generation import ECHO_KINDS, SYSTEM_TEMPLATE, build_prompt, clean_reply, echo_kind
-from ..io import PathLike, atomic_write_json, content_key, sha256_file
+from ..generation.responder import (
+    RESPONDER_BATCH,
+    RESPONDER_LR,
+    RESPONDER_MAX_LENGTH,
+    RESPONDER_STEPS,
+    adapter_in_pointer,
+    remember_recipe,
+    responder_settings,
+    train_responder_adapter,
+)
+from ..io import PathLike, content_key, sha256_file
 from ..loaders import load_conversations, load_msc_persona_facts
+from ..lora import read_training_log
 from ..models import cache_dir, load_encoder, seed_everything
 from ..schema import Conversation
 from ..text import turn_line
@@ -62,10 +59,6 @@ RESPONDER_HELD_OUT_SIZES = (20, 100)
 RESPONDER_MEMORY_LINES = 3
 #: Context lines per training prompt (the evaluation's queries see 0-5 earlier turns of the session).
 RESPONDER_CONTEXT_LINES = 2
-#: Optimiser steps, batch size and learning rate on 2 CPU cores (about 15 minutes).
-RESPONDER_STEPS, RESPONDER_BATCH, RESPONDER_LR = 150, 4, 1e-3
-#: Longest training example in tokens (prompt + reply).
-RESPONDER_MAX_LENGTH = 256
 #: ``msc-recall``: the share of training examples whose gold reply recalls one of the prompt's memory
 #: lines (:func:`recalls_memory`). In MSC's own order about 1 reply in 12 does; the plain adapter
 #: sees that rate, too few for a 135M model to learn that a memory line can answer the turn.
@@ -158,21 +151,6 @@ def cosine_ranker(encoder):
     return rank
 
 
-def tokenize_reply_example(tokenizer, messages, reply: str, max_length: int = RESPONDER_MAX_LENGTH) -> dict:
-    """Token ids of prompt + reply with ``labels`` -100 on the prompt (loss on the reply and its
-    end-of-turn token). A prompt longer than ``max_length`` loses its oldest tokens, so the reply,
-    the instruction and the memory block stay."""
-    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    full = tokenizer.apply_chat_template([*messages, {"role": "assistant", "content": reply}], tokenize=False)
-    if not full.startswith(prompt):
-        raise DataError("the chat template does not render the prompt as a prefix of the full example")
-    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-    reply_ids = tokenizer(full[len(prompt):], add_special_tokens=False)["input_ids"][:max_length // 2]
-    prompt_ids = prompt_ids[-(max_length - len(reply_ids)):]
-    ids = prompt_ids + reply_ids
-    return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": [-100] * len(prompt_ids) + reply_ids}
-
-
 def split_msc_for_responder(conversations: Sequence[Conversation],
                             sizes: Sequence[int] = RESPONDER_HELD_OUT_SIZES, seed: int = 42) -> tuple[list, list]:
     """(held out, training pool): the conversations ``sample_conversations(conversations, n, seed)``
@@ -185,17 +163,6 @@ def split_msc_for_responder(conversations: Sequence[Conversation],
     """
     held = {c.id for n in sizes for c in sample_conversations(conversations, n, seed=seed)}
     return [c for c in conversations if c.id in held], [c for c in conversations if c.id not in held]
-
-
-def responder_settings(examples: Sequence[dict], steps: int = RESPONDER_STEPS, seed: int = 42,
-                       learning_rate: float = RESPONDER_LR) -> TrainSettings:
-    """The adapter's settings (LoRA shape from the offline extractor); their hash names the cache folder."""
-    x = get_profile("offline").extractor
-    blob = json.dumps([[e["messages"], e["reply"]] for e in examples], ensure_ascii=False)
-    return TrainSettings(base=BUNDLED_SMOLLM2, data=hashlib.sha256(blob.encode()).hexdigest()[:16],
-                         max_steps=steps, epochs=1.0, learning_rate=learning_rate, batch_size=RESPONDER_BATCH,
-                         lora_r=x.lora_r, lora_alpha=x.lora_alpha, lora_dropout=x.lora_dropout, seed=seed,
-                         dev_fraction=0.0, prompt=hashlib.sha256(SYSTEM_TEMPLATE.encode()).hexdigest()[:12])
 
 
 def recipe_key(msc_path: PathLike, steps: int, seed: int, learning_rate: float,
@@ -219,21 +186,12 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
     size of them are used, a ``recall_share`` of them (when given) replies that recall a memory
     line (:func:`pick_examples`). ``training.json`` beside the adapter lists the training
     conversations and how many examples recall."""
-    from datasets import Dataset
-    from peft import get_peft_model
-    from transformers import DataCollatorForSeq2Seq, Trainer
-
     if not Path(msc_path).is_file():
         raise DataError("no such MSC file to train a responder on", path=msc_path)
     pointer = cache_dir("responder") / f"recipe-{recipe_key(msc_path, steps, seed, learning_rate, recall_share)}.json"
-    if pointer.is_file() and not force:
-        try:
-            name = json.loads(pointer.read_text())["adapter"]
-        except (ValueError, KeyError, TypeError):
-            name = None  # a damaged pointer: build the examples and look the adapter up by its data
-        found = pointer.parent / name if isinstance(name, str) and Path(name).name == name else None
-        if found is not None and (found / "adapter_config.json").is_file():
-            return found
+    found = None if force else adapter_in_pointer(pointer)  # damaged: build the examples, find it by its data
+    if found is not None:
+        return found
     convs = load_conversations(msc_path)
     _, pool = split_msc_for_responder(convs)
     if not pool:
@@ -259,31 +217,10 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
             break
     examples = pick_examples(examples, n, recall_share, specific, seed)
     settings = responder_settings(examples, steps, seed, learning_rate)
-    target = cache_dir("responder") / f"offline-{settings.key()}"
-    if (target / "adapter_config.json").is_file() and not force:
-        atomic_write_json(pointer, {"adapter": target.name})
-        return target
-    tok, model = load_base("offline", device, for_training=True)
-    model = get_peft_model(model, lora_config("offline"))
-    trainable, total = count_parameters(model)
-    tok.padding_side = "right"
-    data = Dataset.from_list([tokenize_reply_example(tok, e["messages"], e["reply"]) for e in examples])
-    with tempfile.TemporaryDirectory() as scratch:
-        args = training_arguments(settings, scratch, steps, steps, has_dev=False, device=device)
-        trainer = Trainer(model=model, args=args, train_dataset=data, processing_class=tok,
-                          data_collator=DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100))
-        start = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - start
-    tok.padding_side = "left"
-    log = {"settings": settings.__dict__ | {"targets": list(settings.targets)}, "key": settings.key(),
-           "kind": "msc-responder", "examples": len(examples), "steps": steps,
-           "train_conversations": sorted({e["conversation"] for e in examples}), "recall_share": recall_share,
-           "recall_examples": sum(recalls_memory(e, specific) for e in examples),
-           "trainable_parameters": trainable, "total_parameters": total, "train_seconds": round(seconds, 1),
-           "log_history": trainer.state.log_history}
-    save_adapter(model, tok, log, target, cache=True)
-    atomic_write_json(pointer, {"adapter": target.name})
+    log = {"train_conversations": sorted({e["conversation"] for e in examples}), "recall_share": recall_share,
+           "recall_examples": sum(recalls_memory(e, specific) for e in examples)}
+    target = train_responder_adapter(examples, settings, log, device, force)
+    remember_recipe(pointer, target)
     return target
 
 

@@ -3,7 +3,8 @@ LoRA-tuned small LM, one module per step:
 
 * ``prompt``: the instruction, the JSON target and the training pairs;
 * ``parsing``: a tolerant parser for the broken JSON small models write;
-* ``training``: LoRA fine-tuning with transformers ``Trainer`` and peft, cached by a key of its inputs;
+* ``training``: LoRA fine-tuning of the extractor (the machinery it shares with the responder is
+  ``glong_lib.lora``), cached by a key of its inputs;
 * ``inference``: batched greedy extraction (``TripleExtractor``);
 * ``remote``: the same through an OpenAI-compatible server (``RemoteTripleExtractor``), and
   ``load_extractor``, which gives either as the profile's ``extractor.endpoint`` says;
@@ -15,6 +16,7 @@ Scores of an extractor live in ``glong_lib.evaluation.extraction``.
 [{'subject': 'i', 'relation': 'have_pet', 'object': 'dog'}]
 """
 
+from ..lora import LORA_TARGETS, TrainSettings, count_parameters, read_training_log, training_arguments  # noqa: F401
 from .cache import LOCOMO_EXTRACTION_BATCH, extracted_triples, extraction_cache_path, extractor_key  # noqa: F401
 from .inference import (  # noqa: F401
     MAX_NEW_TOKENS,
@@ -50,16 +52,11 @@ from .prompt import (  # noqa: F401
 from .remote import NO_THINKING, RemoteTripleExtractor, load_extractor, merge_adapter  # noqa: F401
 from .training import (  # noqa: F401
     DEV_LOSS_EXAMPLES,
-    LORA_TARGETS,
-    TrainSettings,
     adapter_dir_for,
-    count_parameters,
     load_base,
     lora_config,
-    read_training_log,
     shipped_adapter,
     tokenize_example,
     train_extractor,
     train_settings,
-    training_arguments,
 )

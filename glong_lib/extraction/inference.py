@@ -11,12 +11,13 @@ from ..artifacts import ARTIFACT_MARKER, verify_artifact, write_artifact_marker
 from ..config import ExtractorSettings, Profile, get_profile
 from ..errors import DataError
 from ..io import PathLike
+from ..lora import read_training_log
 from ..models import cache_dir, loading
 from ..schema import Conversation, Triple
 from ..text import cut_to_tokens, resolve_subject
 from .parsing import parse_output
 from .prompt import load_pairs, render_prompt, training_pairs_path
-from .training import load_base, read_training_log, train_extractor
+from .training import load_base, train_extractor
 
 
 def _cache_argument() -> str:

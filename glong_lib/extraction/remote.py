@@ -17,11 +17,11 @@ from ..artifacts import check_artifact_target, publish_folder, write_artifact_ma
 from ..config import EndpointSettings, Profile, get_profile
 from ..endpoint import Endpoint
 from ..io import PathLike
+from ..lora import read_training_log
 from ..models import causal_lm_path, loading
 from .inference import MAX_NEW_TOKENS, MAX_UTTERANCE_TOKENS, TripleExtractor
 from .inference import load_extractor as load_local_extractor
 from .prompt import build_messages
-from .training import read_training_log
 
 #: The request's chat template arguments: no thinking block before the JSON (Qwen3).
 NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}

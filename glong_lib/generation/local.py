@@ -35,7 +35,7 @@ class LocalChatGenerator(CachingGenerator):
     line anyway, so stopping only saves time). ``cache`` remembers
     replies to identical prompts (greedy decoding is deterministic): the tokens are still
     counted, only the compute is saved, and ``Generation.cached`` says so. ``adapter`` is a peft
-    LoRA folder (e.g. the MSC responder of ``evaluation.responder``) merged into the model on load.
+    LoRA folder (e.g. the MSC responder of ``generation.responder``) merged into the model on load.
     """
 
     backend = "local"
