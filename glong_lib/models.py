@@ -228,8 +228,17 @@ def _convert_smollm2(tmp: Path) -> None:
     (:func:`building` publishes it).
 
     ``save_pretrained`` fails on a model loaded from GGUF, so build a fresh model from its
-    config, copy the state dict in, and save that.
+    config, copy the state dict in, and save that. The fresh model's random initialisation runs
+    inside ``torch.random.fork_rng``: a first use (cold cache) must leave the seeded random stream
+    where a warm cache leaves it, or a LoRA trained right after would start from other weights.
     """
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        _convert_smollm2_unseeded(tmp)
+
+
+def _convert_smollm2_unseeded(tmp: Path) -> None:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 

@@ -77,6 +77,20 @@ def test_offline_lm_converted_once_and_generates():
 
 
 @pytest.mark.slow
+def test_converting_smollm2_leaves_the_seeded_random_stream_alone(tmp_path):
+    """A cold cache converts SmolLM2 (building a randomly initialised model); the numbers drawn
+    after it must be those a warm cache gives, or training after a first use starts elsewhere."""
+    import torch
+
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    models._convert_smollm2(tmp_path)
+    assert (tmp_path / "model.safetensors").is_file()
+    assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.slow
 def test_hub_profile_loads_from_local_model_dirs(tmp_path, monkeypatch):
     """The hub code path, exercised offline: hub ids resolve to locally saved model folders."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
