@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..schema import TURN_SPACING_S
+
 DAY_S = 86400.0
 
 
@@ -24,8 +26,6 @@ def session_gaps_s(conversation) -> list[float]:
     """The gap the clock put before each session after the first: its start, less the previous start
     and the previous session's turns (``TURN_SPACING_S`` apart). Read back from ``start_s``, so it is the
     gap actually used, the assumed default included."""
-    from glong_lib.schema import TURN_SPACING_S
-
     s = conversation.sessions
     return [b.start_s - a.start_s - len(a.turns) * TURN_SPACING_S for a, b in zip(s, s[1:])]
 
