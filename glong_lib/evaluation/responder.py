@@ -29,6 +29,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from tqdm.auto import tqdm
 
+from ..cache import keyed_path
 from ..config import get_profile
 from ..errors import DataError
 from ..generation import ECHO_KINDS, SYSTEM_TEMPLATE, build_prompt, clean_reply, echo_kind
@@ -45,7 +46,7 @@ from ..generation.responder import (
 from ..io import PathLike, content_key, sha256_file
 from ..loaders import load_conversations, load_msc_persona_facts
 from ..lora import read_training_log
-from ..models import cache_dir, load_encoder, seed_everything
+from ..models import load_encoder, seed_everything
 from ..schema import Conversation
 from ..text import turn_line
 from ..vectors import unit_vectors
@@ -188,7 +189,8 @@ def train_responder(msc_path: PathLike, steps: int = RESPONDER_STEPS, seed: int 
     conversations and how many examples recall."""
     if not Path(msc_path).is_file():
         raise DataError("no such MSC file to train a responder on", path=msc_path)
-    pointer = cache_dir("responder") / f"recipe-{recipe_key(msc_path, steps, seed, learning_rate, recall_share)}.json"
+    pointer = keyed_path("responder", label="recipe", suffix=".json",
+                         digest=recipe_key(msc_path, steps, seed, learning_rate, recall_share))
     found = None if force else adapter_in_pointer(pointer)  # damaged: build the examples, find it by its data
     if found is not None:
         return found

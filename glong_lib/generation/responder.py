@@ -16,8 +16,9 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+from ..cache import keyed_path
 from ..config import BUNDLED_SMOLLM2, get_profile
-from ..io import atomic_write_json
+from ..io import atomic_write_json, json_digest
 from ..lora import (
     TrainSettings,
     answer_only_example,
@@ -28,7 +29,6 @@ from ..lora import (
     save_adapter,
     wrap_for_training,
 )
-from ..models import cache_dir
 from .prompt import SYSTEM_TEMPLATE
 
 #: Optimiser steps, batch size and learning rate on 2 CPU cores (about 15 minutes).
@@ -54,8 +54,8 @@ def responder_settings(examples: Sequence[Mapping[str, Any]], steps: int = RESPO
                        learning_rate: float = RESPONDER_LR) -> TrainSettings:
     """The adapter's settings (LoRA shape from the offline extractor); their hash names the cache folder."""
     x = get_profile("offline").extractor
-    blob = json.dumps([[e["messages"], e["reply"]] for e in examples], ensure_ascii=False)
-    return TrainSettings(base=BUNDLED_SMOLLM2, data=hashlib.sha256(blob.encode()).hexdigest()[:16],
+    data = json_digest([[e["messages"], e["reply"]] for e in examples], length=16, sort_keys=False)
+    return TrainSettings(base=BUNDLED_SMOLLM2, data=data,
                          max_steps=steps, epochs=1.0, learning_rate=learning_rate, batch_size=RESPONDER_BATCH,
                          lora_r=x.lora_r, lora_alpha=x.lora_alpha, lora_dropout=x.lora_dropout, seed=seed,
                          dev_fraction=0.0, prompt=hashlib.sha256(SYSTEM_TEMPLATE.encode()).hexdigest()[:12])
@@ -63,7 +63,7 @@ def responder_settings(examples: Sequence[Mapping[str, Any]], steps: int = RESPO
 
 def responder_dir(settings: TrainSettings) -> Path:
     """The cache folder of the responder adapter these settings produce."""
-    return cache_dir("responder") / f"offline-{settings.key()}"
+    return keyed_path("responder", label="offline", digest=settings.key())
 
 
 def adapter_in_pointer(pointer: Path) -> Optional[Path]:
