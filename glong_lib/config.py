@@ -297,7 +297,7 @@ class RetrievalSettings:
 #: reference code's ranked lines, or ``plain`` (the same prompt without its tags, memories as words).
 MEMORY_FORMATS = ("arrow", "ranked", "plain")
 #: The local responders ``glong eval-msc --responder`` offers: the chat model as shipped, and the MSC
-#: LoRA adapters of ``generation.responder`` (``evaluation.responder.RESPONDER_KINDS``: how each is trained).
+#: LoRA adapters of ``generation.responder`` (``generation.responder.RESPONDER_KINDS``: how each is trained).
 RESPONDERS = ("plain", "msc-lora", "msc-recall")
 
 

@@ -5,7 +5,8 @@
 * atomic writers: a temporary file in the same folder, flushed and fsynced, renamed over the target,
   then the folder fsynced, so a crash leaves the old file or the new one, never a mix
   (:func:`atomic_write_bytes` and the text, JSON and JSON-lines variants);
-* content-addressed cache keys (:func:`content_key`, :func:`sha256_file`);
+* content-addressed cache keys (:func:`json_digest`, :func:`content_key`, :func:`sha256_file`;
+  ``cache.keyed_path`` makes them cache paths);
 * the shipped sample data, found through ``importlib.resources`` (:func:`data_path`), so the
   samples are there after a plain ``pip install`` as well as in a source checkout.
 
@@ -248,11 +249,26 @@ def save_jsonl(path: PathLike, rows: Iterable[dict]) -> Path:
 
 # --------------------------------------------------------------------------- cache keys
 
-def content_key(*parts: Any, length: int = 12) -> str:
-    """A short hex digest of ``parts`` (their JSON, keys sorted): the cache key of an artifact
-    made from them, so a change to any input names a new artifact instead of reusing a stale one."""
-    blob = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+def json_digest(obj: Any, length: int = 12, sort_keys: bool = True, ensure_ascii: bool = False) -> str:
+    """The first ``length`` hex digits of the SHA-256 of ``obj``'s JSON (values JSON cannot write as
+    ``str``): the hash under every cache key. The defaults are the scheme; ``sort_keys=False`` and
+    ``ensure_ascii=True`` re-create the keys the adapters and the summarizer were cached under before
+    there was one scheme, so those caches stay valid.
+
+    >>> json_digest({"b": 1, "a": "é"}) == json_digest({"a": "é", "b": 1})
+    True
+    >>> json_digest(["x"], length=8) == content_key("x", length=8)  # parts are hashed as a JSON list
+    True
+    """
+    blob = json.dumps(obj, sort_keys=sort_keys, default=str, ensure_ascii=ensure_ascii)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:length]
+
+
+def content_key(*parts: Any, length: int = 12) -> str:
+    """A short hex digest of ``parts`` (their JSON, keys sorted: :func:`json_digest`): the cache key
+    of an artifact made from them, so a change to any input names a new artifact instead of reusing
+    a stale one. ``cache.keyed_path`` turns it into a cache path."""
+    return json_digest(parts, length)
 
 
 def sha256_file(path: PathLike) -> str:

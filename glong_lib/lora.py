@@ -9,7 +9,6 @@ without importing each other.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tempfile
 import time
@@ -20,7 +19,7 @@ from typing import Any, Optional, Sequence
 from .artifacts import publish_folder, write_artifact_marker
 from .config import BUNDLED_SMOLLM2
 from .errors import DataError
-from .io import PathLike
+from .io import PathLike, json_digest
 from .models import causal_lm_path, choose_device, loading
 
 #: LoRA on every linear projection of a Llama/Qwen-style block ("all linear layers", Appendix B).
@@ -50,8 +49,9 @@ class TrainSettings:
     quantize_4bit: bool = False  # QLoRA trains other weights than full precision
 
     def key(self) -> str:
-        blob = json.dumps(self.__dict__, sort_keys=True, default=list)
-        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+        """12 hex digits of the fields' JSON (ASCII-escaped: the scheme the cached and shipped adapters
+        were named under; ``cache.keyed_path`` puts it in the folder name)."""
+        return json_digest(self.__dict__, ensure_ascii=True)
 
     def as_log(self) -> dict[str, Any]:
         """The settings as ``training.json`` records them (``targets`` as a list)."""

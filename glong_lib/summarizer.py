@@ -26,11 +26,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from .cache import keyed_path
 from .config import SMOKE_SUMMARIZER, SUITE_SUMMARIZER, SUMMARIZER_ARCHS, Profile, SummarizerConfig, get_profile
 from .errors import DataError
 from .io import data_path
 from .loaders import load_summary_pairs
-from .models import building, cache_dir, choose_device, loading, minilm_path, resolve_model, seed_everything
+from .models import building, choose_device, loading, minilm_path, resolve_model, seed_everything
 from .schema import SummaryPair, Triple
 
 ARCHS = SUMMARIZER_ARCHS
@@ -233,9 +234,9 @@ def offline_summarizer_dir(smoke: bool = False, config: Optional[SummarizerConfi
     examples = training_examples(train, config.inputs, config.permutations, config.seed)
     if real_data is not None:
         examples += training_examples(real_summary_pairs(real_data), ["dialogue"])
-    key = hashlib.sha256(
-        json.dumps([asdict(config), data_hash(examples), TRAINING_CODE_VERSION]).encode()).hexdigest()[:12]
-    out = cache_dir("summarizer") / f"{config.arch}-{config.steps}steps-{key}"
+    # key order as written and ASCII-escaped JSON: the scheme the cached summarizers were named under
+    out = keyed_path("summarizer", asdict(config), data_hash(examples), TRAINING_CODE_VERSION,
+                     label=f"{config.arch}-{config.steps}steps", sort_keys=False, ensure_ascii=True)
     if not (out / "meta.json").is_file():
         train_summarizer(config, examples, out, progress=progress)
     return out

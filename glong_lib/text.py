@@ -1,5 +1,6 @@
 """Text normalisation shared by every stage: one spelling of entities and relations, first-person
-resolution, content words, and how a turn is written as one line.
+resolution, content words, how a turn is written as one line, and which words a reply recalls
+(the memory-use probe's rule, which the responder's training shares).
 
 Extraction scores, the memory's node names and the salience evaluation all compare strings; they
 must agree on what "the same" means, so the rules live here once.
@@ -14,8 +15,9 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from typing import Optional, Union
+from typing import Iterable, Optional, Sequence, Union
 
+from .errors import DataError
 from .schema import Turn
 
 #: Words that mean "the speaker" when they stand alone as a subject or object.
@@ -205,6 +207,54 @@ def content_stems(text: str) -> set[str]:
     ['buy', 'flower']
     """
     return set(content_stems_list(text))
+
+
+# --------------------------------------------------------------------------- recalled words
+
+#: A stem is *specific* when fewer than this share of the data set's utterances say it.
+SPECIFIC_SHARE = 0.005
+
+
+def specific_stems(texts: Iterable[str], max_share: float = SPECIFIC_SHARE) -> set[str]:
+    """The content stems said in fewer than ``max_share`` of ``texts`` (a document-frequency cut, as
+    an IDF weight would make it).
+
+    >>> sorted(specific_stems(["I like tea", "I like Boston", "I like cats", "tea again"], max_share=0.3))
+    ['again', 'boston', 'cat']
+    """
+    seen: Counter = Counter()
+    n = 0
+    for text in texts:
+        n += 1
+        seen.update(content_stems(text))
+    if n == 0:
+        raise DataError("specific_stems needs at least one text")
+    return {w for w, c in seen.items() if c / n < max_share}
+
+
+def recalled_stems(reference: str, present: Sequence[str], earlier_facts: Sequence[str],
+                   specific: set[str]) -> frozenset:
+    """The specific stems the gold ``reference`` reply takes from ``earlier_facts`` that the texts
+    ``present`` in the session so far have not said.
+
+    >>> sorted(recalled_stems("How was Boston? And the cats?", ["I am back!"],
+    ...                       ["I live in Boston.", "I have two cats."], {"boston", "cat", "back"}))
+    ['boston', 'cat']
+    >>> recalled_stems("How was Boston?", ["Back from Boston!"], ["I live in Boston."], {"boston"})
+    frozenset()
+    """
+    facts = set().union(*(content_stems(f) for f in earlier_facts)) if earlier_facts else set()
+    said = set().union(*(content_stems(t) for t in present)) if present else set()
+    return frozenset((content_stems(reference) & facts & specific) - said)
+
+
+def uses_memory(reply: str, recalled: Iterable[str]) -> bool:
+    """Whether ``reply`` says one of the ``recalled`` stems.
+
+    >>> uses_memory("Did you enjoy Boston?", {"boston"}), uses_memory("Nice!", {"boston"})
+    (True, False)
+    """
+    return bool(content_stems(reply) & set(recalled))
 
 
 def turn_line(turn: Union[Turn, str]) -> str:

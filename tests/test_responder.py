@@ -1,5 +1,5 @@
-"""The MSC responder candidate (its examples in evaluation.responder, its training in
-generation.responder) and the echo kinds (generation.echo_kind)."""
+"""The MSC responder candidate (its examples and training in generation.responder, its evaluation in
+evaluation.responder) and the echo kinds (generation.echo_kind)."""
 
 import json
 
@@ -25,7 +25,7 @@ FACTS = {"c1": {1: ["I have a cat named Tom.", "I work at a bakery."], 2: ["My c
 
 def test_examples_take_earlier_sessions_facts_only_ranked_and_capped():
     rank = lambda utterance, facts: sorted(facts, key=lambda f: "bread" not in f and "bakery" not in f)  # noqa: E731
-    ex = R.responder_examples([_conversation()], FACTS, rank=rank, memory_lines=1, context_lines=1)
+    ex = G.responder_examples([_conversation()], FACTS, rank=rank, memory_lines=1, context_lines=1)
     assert [e["reply"] for e in ex] == ["Is Tom ok?", "From the bakery?"]
     second = ex[1]["messages"][1]["content"].splitlines()
     assert "- I work at a bakery." in second and "- I have a cat named Tom." not in second  # ranked, capped at 1
@@ -35,23 +35,23 @@ def test_examples_take_earlier_sessions_facts_only_ranked_and_capped():
 
 
 def test_examples_say_what_the_session_said_and_which_recall_a_memory_line():
-    ex = R.responder_examples([_conversation()], FACTS, memory_lines=2)
+    ex = G.responder_examples([_conversation()], FACTS, memory_lines=2)
     assert ex[1]["present"] == ["Guess what happened?", "Is Tom ok?", "He ate bread."]
     assert ex[1]["memory"] == ["I have a cat named Tom.", "I work at a bakery."]
     # "From the bakery?" takes "bakery" from a memory line the session has not said: a recall;
     # "Is Tom ok?" takes "tom" too, but only when "tom" counts as specific
-    assert [R.recalls_memory(e, {"bakery"}) for e in ex] == [False, True]
-    assert [R.recalls_memory(e, {"bakery", "tom"}) for e in ex] == [True, True]
-    assert not R.recalls_memory({**ex[1], "present": ex[1]["present"] + ["the bakery"]}, {"bakery"})
+    assert [G.recalls_memory(e, {"bakery"}) for e in ex] == [False, True]
+    assert [G.recalls_memory(e, {"bakery", "tom"}) for e in ex] == [True, True]
+    assert not G.recalls_memory({**ex[1], "present": ex[1]["present"] + ["the bakery"]}, {"bakery"})
 
 
 def test_pick_examples_keeps_the_share_and_the_plain_adapter_unchanged():
     exs = [{"reply": f"r{i} {'rex' if i % 4 == 0 else 'hi'}", "memory": ["rex"], "present": []} for i in range(40)]
-    assert R.pick_examples(exs, 12, None, {"rex"}) == exs[:12]   # msc-lora: the order given, as trained before
-    picked = R.pick_examples(exs, 12, 0.5, {"rex"}, seed=1)
-    assert len(picked) == 12 and sum(R.recalls_memory(e, {"rex"}) for e in picked) == 6
-    assert picked == R.pick_examples(exs, 12, 0.5, {"rex"}, seed=1)      # deterministic
-    assert len(R.pick_examples(exs, 30, 0.5, {"rex"})) == 25           # only 10 recall: fewer, not padded
+    assert G.pick_examples(exs, 12, None, {"rex"}) == exs[:12]   # msc-lora: the order given, as trained before
+    picked = G.pick_examples(exs, 12, 0.5, {"rex"}, seed=1)
+    assert len(picked) == 12 and sum(G.recalls_memory(e, {"rex"}) for e in picked) == 6
+    assert picked == G.pick_examples(exs, 12, 0.5, {"rex"}, seed=1)      # deterministic
+    assert len(G.pick_examples(exs, 30, 0.5, {"rex"})) == 25           # only 10 recall: fewer, not padded
     with pytest.raises(DataError, match="unknown responder"):
         R.responder_adapter("x.jsonl", [], kind="msc-telepathy")
 
@@ -60,20 +60,20 @@ def test_recipe_pointer_finds_the_adapter_without_building_prompts(tmp_path, mon
     monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
     msc = tmp_path / "msc.jsonl"
     msc.write_text("{not json\n")
-    key = R.recipe_key(msc, G.RESPONDER_STEPS, 42, G.RESPONDER_LR, None)
-    assert key != R.recipe_key(msc, G.RESPONDER_STEPS, 42, G.RESPONDER_LR, R.RESPONDER_RECALL_SHARE)
+    key = G.recipe_key(msc, G.RESPONDER_STEPS, 42, G.RESPONDER_LR, None)
+    assert key != G.recipe_key(msc, G.RESPONDER_STEPS, 42, G.RESPONDER_LR, G.RESPONDER_RECALL_SHARE)
     folder = tmp_path / "cache" / "responder" / "offline-abc"
     folder.mkdir(parents=True)
     (folder / "adapter_config.json").write_text("{}")
     pointer = folder.parent / f"recipe-{key}.json"
     pointer.write_text(json.dumps({"adapter": "offline-abc"}))
     with pytest.raises(DataError, match="no such MSC file"):
-        R.train_responder(tmp_path / "missing.jsonl")
-    assert R.train_responder(msc) == folder          # found: the (unreadable) file is never parsed
+        G.train_responder(tmp_path / "missing.jsonl")
+    assert G.train_responder(msc) == folder          # found: the (unreadable) file is never parsed
     for damaged in ("{", json.dumps({"adapter": "../elsewhere"}), json.dumps({"adapter": "offline-gone"})):
         pointer.write_text(damaged)                  # not trusted: the examples are built, and the file is refused
         with pytest.raises(DataError):
-            R.train_responder(msc)
+            G.train_responder(msc)
 
 
 def test_held_out_examples_and_the_memory_ablation(tmp_path, monkeypatch):
@@ -94,7 +94,7 @@ def test_held_out_examples_and_the_memory_ablation(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "specific_stems", lambda texts: {"rex", "fido"})   # "bo" is not specific
     examples, specific = R.held_out_examples(path, limit=1, size=3, seed=0)
     assert specific == {"rex", "fido"} and 1 <= len(examples) <= 3
-    assert sum(R.recalls_memory(e, specific) for e in examples) == 1          # stops at the limit
+    assert sum(G.recalls_memory(e, specific) for e in examples) == 1          # stops at the limit
     examples, _ = R.held_out_examples(path, limit=5, size=3, seed=0)          # runs out: all three
     result = R.memory_ablation(MemoryEchoGenerator(), examples, specific)
     assert (result["prompts"], result["with memory"], result["without memory"]) == (2, 2, 0)
@@ -108,7 +108,7 @@ def test_split_holds_out_every_default_sample_and_loses_nothing():
     from glong_lib.evaluation.msc import sample_conversations
 
     convs = [Conversation(f"c{i}", ["A", "B"], []) for i in range(300)]
-    held, pool = R.split_msc_for_responder(convs)
+    held, pool = G.split_msc_for_responder(convs)
     assert {c.id for c in held} >= {c.id for c in sample_conversations(convs, 20, seed=42)}
     assert {c.id for c in held} >= {c.id for c in sample_conversations(convs, 100, seed=42)}
     assert not {c.id for c in held} & {c.id for c in pool} and len(held) + len(pool) == 300
@@ -192,7 +192,7 @@ def test_candidate_row_reads_an_eval_msc_report():
 def test_the_responder_adapter_key_is_the_one_its_cache_holds():
     """Pinned: the responder's settings (and so its cache folder) stayed the same when its training
     moved from evaluation/ to generation/ on glong_lib.lora; a change here trains every responder again."""
-    ex = R.responder_examples([_conversation()], FACTS)
+    ex = G.responder_examples([_conversation()], FACTS)
     settings = G.responder_settings(ex)
     assert settings.key() == "b01d686dc74d" and G.responder_dir(settings).name == "offline-b01d686dc74d"
     s = settings
@@ -204,7 +204,7 @@ def test_a_responder_trains_one_step_and_is_reused(tmp_path, monkeypatch):
     from glong_lib.lora import read_training_log
 
     monkeypatch.setenv("GLONG_CACHE", str(tmp_path / "cache"))
-    ex = R.responder_examples([_conversation()], FACTS)
+    ex = G.responder_examples([_conversation()], FACTS)
     settings = G.responder_settings(ex, steps=1)
     folder = G.train_responder_adapter(ex, settings, {"train_conversations": ["c1"]})
     log = read_training_log(folder)

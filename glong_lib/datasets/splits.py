@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..cache import keyed_path
 from ..errors import DataError
-from ..io import atomic_write_json, content_key, read_json, sha256_file
-from ..models import cache_dir
+from ..io import atomic_write_json, read_json, sha256_file
 
 #: Where the real data sets live (``docs/data.md``); read, never copied into the project.
 REAL_DATA_ENV = "GLONG_REAL_DATA"
@@ -111,7 +111,7 @@ def split_path(name: str, folder: Optional[Path] = None) -> Path:
         raise DataError(f"split '{name}' needs {where} ({hint})")
     if not split.samples:
         return path
-    target = cache_dir("splits") / f"{name}-{content_key(sha256_file(path), split.samples)}.json"
+    target = keyed_path("splits", sha256_file(path), split.samples, label=name, suffix=".json")
     if not target.is_file():
         atomic_write_json(target, locomo_samples(path, split.samples))
     return target

@@ -13,68 +13,24 @@ asks one narrower question on real MSC data, whose utterances carry gold persona
 The share of memory turns whose reply uses memory is compared between methods, with intervals over
 conversations (the turns of one conversation are not independent). A method that never sees the
 earlier sessions can still say such a word by chance; the no-history method measures that chance.
+The word rules (``specific_stems``, ``recalled_stems``, ``uses_memory``) live in ``glong_lib.text``,
+shared with the responder's training; this module counts them over runs.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from ..datasets.sampling import session_queries
 from ..errors import DataError
 from ..loaders import load_conversations, load_msc_persona_facts
 from ..schema import Conversation
-from ..text import content_stems
+from ..text import SPECIFIC_SHARE, recalled_stems, specific_stems, uses_memory  # noqa: F401 (notebook 05)
 from .metrics import paired_bootstrap
-from .msc import session_queries
-
-#: A stem is *specific* when fewer than this share of the data set's utterances say it.
-SPECIFIC_SHARE = 0.005
 
 #: (conversation id, turn id of the user's utterance) -> the stems the gold reply recalled.
 MemoryTurns = dict[tuple[str, str], frozenset]
-
-
-def specific_stems(texts: Iterable[str], max_share: float = SPECIFIC_SHARE) -> set[str]:
-    """The content stems said in fewer than ``max_share`` of ``texts`` (a document-frequency cut, as
-    an IDF weight would make it).
-
-    >>> sorted(specific_stems(["I like tea", "I like Boston", "I like cats", "tea again"], max_share=0.3))
-    ['again', 'boston', 'cat']
-    """
-    seen: Counter = Counter()
-    n = 0
-    for text in texts:
-        n += 1
-        seen.update(content_stems(text))
-    if n == 0:
-        raise DataError("specific_stems needs at least one text")
-    return {w for w, c in seen.items() if c / n < max_share}
-
-
-def recalled_stems(reference: str, present: Sequence[str], earlier_facts: Sequence[str],
-                   specific: set[str]) -> frozenset:
-    """The specific stems the gold ``reference`` reply takes from ``earlier_facts`` that the texts
-    ``present`` in the session so far have not said.
-
-    >>> sorted(recalled_stems("How was Boston? And the cats?", ["I am back!"],
-    ...                       ["I live in Boston.", "I have two cats."], {"boston", "cat", "back"}))
-    ['boston', 'cat']
-    >>> recalled_stems("How was Boston?", ["Back from Boston!"], ["I live in Boston."], {"boston"})
-    frozenset()
-    """
-    facts = set().union(*(content_stems(f) for f in earlier_facts)) if earlier_facts else set()
-    said = set().union(*(content_stems(t) for t in present)) if present else set()
-    return frozenset((content_stems(reference) & facts & specific) - said)
-
-
-def uses_memory(reply: str, recalled: Iterable[str]) -> bool:
-    """Whether ``reply`` says one of the ``recalled`` stems.
-
-    >>> uses_memory("Did you enjoy Boston?", {"boston"}), uses_memory("Nice!", {"boston"})
-    (True, False)
-    """
-    return bool(content_stems(reply) & set(recalled))
 
 
 def memory_turns(conversations: Sequence[Conversation], facts: Mapping[str, Mapping[int, Sequence[str]]],

@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from ..cache import keyed_path
 from ..errors import DataError
 from ..io import atomic_write_json, content_key, sha256_file
-from ..models import cache_dir
 from ..schema import Conversation, Triple
 from ..text import turn_line
 from .inference import extract_conversation
@@ -23,9 +23,8 @@ def extraction_cache_path(conv: Conversation, extractor_name: str) -> Path:
     """Where one conversation's extracted triples are cached, keyed by everything that changes them
     (conversation id, its turn texts, the extractor)."""
 
-    digest = content_key([turn_line(t) for t in conv.turns()])
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{conv.id}-{extractor_name}")
-    return cache_dir("extracted") / f"{safe}-{digest}.json"
+    return keyed_path("extracted", [turn_line(t) for t in conv.turns()], label=safe, suffix=".json")
 
 
 def extractor_key(extractor) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from ..artifacts import check_artifact_target
+from ..cache import keyed_path
 from ..config import Profile, get_profile
 from ..errors import DataError
 from ..io import PathLike, data_dir
@@ -22,7 +23,7 @@ from ..lora import (
     wrap_for_training,
 )
 from ..lora import lora_config as _lora_config
-from ..models import cache_dir, seed_everything
+from ..models import seed_everything
 from ..schema import TriplePair
 from .prompt import (
     PROMPT_VERSION,
@@ -88,7 +89,7 @@ def train_settings(pairs: Sequence[TriplePair], profile: Union[str, Profile] = "
 
 def adapter_dir_for(settings: TrainSettings, profile: Union[str, Profile] = "offline") -> Path:
     """The cache folder of the adapter these settings produce."""
-    return cache_dir("extractor") / f"{get_profile(profile).name}-{settings.key()}"
+    return keyed_path("extractor", label=get_profile(profile).name, digest=settings.key())
 
 
 #: Where the offline profile's default adapter ships inside the package (``data/extractor/offline`` in

@@ -9,15 +9,14 @@ turns it was given, so a changed source, layer or dialogue is a new entry, never
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
 
-from ..io import atomic_write_json
-from ..models import cache_dir
+from ..cache import keyed_path
+from ..io import atomic_write_json, json_digest
 from ..schema import Triple, Turn
 
 
@@ -36,11 +35,9 @@ def reading_key(scorer_id: str, triples: Sequence[Triple], turns: Optional[Seque
     ...  reading_key("m", t, None) == reading_key("n", t, None))
     (True, False)
     """
-    blob = json.dumps({"scorer": scorer_id,
-                       "triples": [[t.subject, t.relation, t.object, t.speaker, t.turn_id, t.source] for t in triples],
-                       "turns": None if turns is None else [[u.id, u.speaker, u.text] for u in turns]},
-                      sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    return json_digest({"scorer": scorer_id,
+                        "triples": [[t.subject, t.relation, t.object, t.speaker, t.turn_id, t.source] for t in triples],
+                        "turns": None if turns is None else [[u.id, u.speaker, u.text] for u in turns]}, length=20)
 
 
 def scorer_identity(scorer) -> str:
@@ -66,7 +63,7 @@ class CachedScorer:
         self.hits = self.misses = 0
 
     def score(self, triples: Sequence[Triple], turns: Optional[Sequence[Turn]] = None) -> RawScores:
-        path = cache_dir("salience") / f"{reading_key(self.identity, triples, turns)}.json"
+        path = keyed_path("salience", digest=reading_key(self.identity, triples, turns), suffix=".json")
         if path.is_file():
             try:
                 raw = np.asarray(json.loads(path.read_text())["raw"], dtype=np.float64)
