@@ -13,6 +13,9 @@ from testdata import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 NUMBER = re.compile(r"(?<![\w.\\^_{$])[+-]?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w{}])")
+#: In outputs a number may close a printed dict or set ("{'turns': 35.8}"); the braces rule above is
+#: for LaTeX in prose.
+OUTPUT_NUMBER = re.compile(r"(?<![\w.\\^_{$])[+-]?\d+(?:,\d{3})*(?:\.\d+)?%?(?![\w{])")
 CITED = re.compile(r"\b(paper|papers|Table|Figure|Appendix|LongMemEval|arXiv)\b")
 
 
@@ -56,7 +59,7 @@ def backed(token: str, output_numbers: set[float]) -> bool:
 
 def unbacked_numbers(nb: dict) -> list[tuple[int, str, str]]:
     """(cell index, number, context) for each prose number that no output carries."""
-    output_numbers = {_value(m.group(0).lstrip("+-")) for m in NUMBER.finditer(outputs_text(nb))}
+    output_numbers = {_value(m.group(0).lstrip("+-")) for m in OUTPUT_NUMBER.finditer(outputs_text(nb))}
     missing = []
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] != "markdown":
