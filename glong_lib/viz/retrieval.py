@@ -92,8 +92,10 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
             if name in pos:
                 ax.text(pos[name][0], pos[name][1] - dy, f"anchor {score:.2f}", color=ANCHOR_COLOUR, fontsize=7,
                         ha="center", va="top")
+    blue = len(set(trace.candidates) - set(trace.pool))  # expanded edges drawn blue: the pool is drawn over them
     handles = [Line2D([], [], marker="o", ls="", mfc="none", mec=ANCHOR_COLOUR, mew=2, ms=10, label="anchor"),
-               Line2D([], [], color="#3b6ea8", lw=1.5, label=f"expanded ({len(trace.candidates)} edges)"),
+               Line2D([], [], color="#3b6ea8", lw=1.5,
+                      label=f"expanded, not in the pool ({blue} of {len(trace.candidates)} candidate edges)"),
                Line2D([], [], color=POOL_COLOUR, lw=3,
                       label=f"pool, not returned (pool of {len(trace.pool)} minus the final {len(trace.final)})"),
                Line2D([], [], color=FINAL_COLOUR, lw=4.5, label=f"final top-{len(trace.final)} (Eq. 4)")]
