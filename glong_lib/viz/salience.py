@@ -48,7 +48,7 @@ def plot_cross_attention(result, ax=None, title: Optional[str] = None, label_wid
     if ax is None:
         _, ax = plt.subplots(figsize=(min(4 + 0.32 * m, 16), min(2 + row_height * n, 24)))
     im = ax.imshow(A, aspect="auto", cmap="viridis", interpolation="nearest")
-    ax.set_yticks(range(n), [_clean(t) for t in result.input_tokens[:n]], fontsize=7)
+    ax.set_yticks(range(n), [_clean(t) for t in result.input_tokens[:n]], fontsize=8)
     ax.set_xticks(range(m), [_clean(t) for t in result.summary_tokens], fontsize=8, rotation=70, ha="right")
     ax.set_xlabel("summary token y_j (generated, then re-read teacher-forced)")
     ax.set_ylabel("input token x_i (linearised triples)")
