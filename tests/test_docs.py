@@ -169,6 +169,44 @@ def code_reference_problems(text: str) -> list[str]:
     return out
 
 
+def row_symbols(row: dict[str, str]) -> set[str]:
+    """The code symbols a row names in backticks outside its Code cell: the parts of a (dotted)
+    identifier, optionally called, that hold an underscore or a capital, and a class's field
+    (``ExtractorSettings.max_length``, ``train_extractor(dev_fraction=...)``, ``DecoderSourceSettings.input``);
+    not plain words such as a choice (``plain``)."""
+    out = set()
+    for cell, text in row.items():
+        for span in spans(text) if cell != "Code" else ():
+            m = re.fullmatch(r"([A-Za-z_][\w.]*)(\(.*\))?", span)
+            if m:
+                parts = m.group(1).split(".")
+                field = len(parts) > 1 and parts[0][:1].isupper()  # Class.field: the field too
+                out.update(part for part in parts if field or "_" in part or part != part.lower())
+    return out
+
+
+def cited_line_problems(rows: list[dict[str, str]], slack: int = 3) -> list[str]:
+    """``path.py:N`` references of each row's Code cell that are more than ``slack`` lines from every line
+    of that file defining one of the row's symbols (a ``def``, ``class``, assignment or settings field at
+    the start of a line; only where the file defines one: a row may also cite lines that use no symbol)."""
+    out = []
+    for row in rows:
+        symbols = row_symbols(row)
+        for path, line in re.findall(r"`([\w/]+\.py):(\d+)`", row["Code"]):
+            file = next((p for p in (ROOT / "glong_lib" / path, ROOT / path) if p.is_file()), None)
+            if file is None:
+                continue  # code_reference_problems reports it
+            lines = file.read_text(encoding="utf-8").splitlines()
+            defined = [s for s in symbols
+                       if re.search(rf"^\s*(?:def |class )?{re.escape(s)}\b\s*(?::|=(?!=)|\()", "\n".join(lines), re.M)]
+            hits = [i for i, text in enumerate(lines, 1)
+                    if any(re.search(rf"\b{re.escape(s)}\b", text) for s in symbols)]
+            if defined and min(abs(i - int(line)) for i in hits) > slack:
+                out.append(f"row {row['#']}: {path}:{line} is not within {slack} lines of "
+                           f"{'/'.join(sorted(s for s in symbols if any(s in lines[i - 1] for i in hits)))}")
+    return out
+
+
 @lru_cache(maxsize=1)
 def committed_numbers() -> frozenset[float]:
     """Every number in a committed result file or in a notebook's saved outputs."""
@@ -242,6 +280,12 @@ def test_code_references_point_at_real_lines():
         assert code_reference_problems(path.read_text(encoding="utf-8")) == [], path.name
     assert code_reference_problems("`agent.py:99999` `nowhere.py:1`") == [
         "agent.py:99999: past the end of the file", "nowhere.py: no such file"]
+
+
+def test_code_references_point_at_the_symbol_their_row_names():
+    assert cited_line_problems(table(DEVIATIONS)) == []
+    row = {"#": "1", "Switch": "`ExtractorSettings.max_length`", "Code": "`config.py:1`"}
+    assert cited_line_problems([row]) == ["row 1: config.py:1 is not within 3 lines of ExtractorSettings/max_length"]
 
 
 # --------------------------------------------------------------------------- numbers
