@@ -30,6 +30,7 @@ from safetensors.numpy import load_file
 from benchmarks._common import bench_parser, write_results
 from glong_lib import extraction as ex
 from glong_lib.evaluation import extraction as EX
+from glong_lib.evaluation.metrics import prf
 from glong_lib.io import data_path
 from glong_lib.loaders import load_conversations
 from glong_lib.models import seed_everything
@@ -60,9 +61,7 @@ def per_turn_f1_difference(turns, first, second, seed: int, draws: int = 1000) -
         return np.array(rows, dtype=float)
 
     def f1(c):
-        tp, n_pred, n_gold = c.sum(axis=0)
-        p, r = tp / max(1.0, n_pred), tp / max(1.0, n_gold)
-        return 2 * p * r / (p + r) if p + r else 0.0
+        return prf(*c.sum(axis=0))["f1"]
 
     a, b = counts(first), counts(second)
     rng = np.random.default_rng(seed)
