@@ -24,7 +24,7 @@ import math
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Optional, Union
 
-from .errors import DataError
+from ..errors import DataError
 
 #: Role -> bundled model marker used by the offline profile.
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
