@@ -1,4 +1,4 @@
-"""Loading the models a profile names (``config.py``), offline first; the artifact cache, device
+"""Loading the models a profile names (``config``), offline first; the artifact cache, device
 choice and seeding.
 
 The profiles (which checkpoint fills each role in ``offline``, ``hub`` and ``paper``) are described

@@ -9,7 +9,7 @@
    out instead of warning, so appendices and guides appear when their files do.
 4. A link to a Markdown file of the repository that is not a page of the site (CONTRIBUTING.md,
    benchmarks/README.md) becomes a download of that file, as MyST already does for any other file
-   (glong_lib/config.py), instead of an "unknown document" warning.
+   (glong_lib/config/profiles.py), instead of an "unknown document" warning.
 5. Every picture that is not already a link opens full size when tapped (on a phone a wide figure is
    shrunk to the screen's width; its file has all the pixels).
 6. Nothing on the site loads from the network when it is read: a remote image in a page, or a

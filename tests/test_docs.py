@@ -284,8 +284,9 @@ def test_code_references_point_at_real_lines():
 
 def test_code_references_point_at_the_symbol_their_row_names():
     assert cited_line_problems(table(DEVIATIONS)) == []
-    row = {"#": "1", "Switch": "`ExtractorSettings.max_length`", "Code": "`config.py:1`"}
-    assert cited_line_problems([row]) == ["row 1: config.py:1 is not within 3 lines of ExtractorSettings/max_length"]
+    row = {"#": "1", "Switch": "`ExtractorSettings.max_length`", "Code": "`config/stages.py:1`"}
+    assert cited_line_problems([row]) == [
+        "row 1: config/stages.py:1 is not within 3 lines of ExtractorSettings/max_length"]
 
 
 # --------------------------------------------------------------------------- numbers

@@ -1,7 +1,7 @@
 """Attention-aware importance of triples (paper section 3.2, Eq. 1-3).
 
 A summarizer reads a session and writes a summary; the triples it looks at while writing are the
-important ones. Four modules, one job each:
+important ones. Five modules, one job each:
 
 * ``equations``: Eq. 1 (:func:`head_average`), Eq. 2 (:func:`triple_saliency`, and
   :func:`position_saliency` over any token positions), Eq. 3 (:func:`normalise_by_max`), and the
@@ -10,6 +10,8 @@ important ones. Four modules, one job each:
   (:class:`SalienceScorer`; the authors' T5 in the hub and paper profiles);
 * ``decoder_only``: the offline source, the bundled SmolLM2's self-attention from the rows that
   write its summary, one chosen layer (:class:`DecoderSalienceScorer`);
+* ``positions``: the text that source reads, where each triple's words are in it and which tokens
+  they cover (:func:`dialogue_text`, :func:`dialogue_triple_ranges`, :func:`positions_in`);
 * ``sessions``: whole conversations, Eq. 3 over a scope (``session``, the paper; ``dialogue``,
   the authors' code): :func:`score_conversation`, and :func:`weigh_session` for one session at a
   time (what the agent does as sessions arrive).
