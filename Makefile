@@ -38,9 +38,12 @@ ship-adapter: setup
 	$(BIN)/glong train-extractor --out build/adapter-offline
 	$(BIN)/python -c "from glong_lib.lora import package_adapter as p; p('build/adapter-offline', 'data/extractor/offline')"
 
-# the edit loop: no notebooks, nothing that loads or trains a model (pytest -m slow marks those)
+# the edit loop: no notebooks, nothing that loads or trains a model (pytest -m slow marks those), on
+# every core (pytest-xdist), with the bundled models converted once and reused between runs
+# (.ci/models_key.sh: the folder CI uses, keyed by the installed wheels and glong_lib/models.py)
 test-fast: setup
-	$(BIN)/python -m pytest -q -m "not slow" --ignore=tests/test_notebooks.py --durations=10
+	GLONG_TEST_MODELS="$$(.ci/models_key.sh $(BIN)/python)" $(BIN)/python -m pytest -q -n auto -m "not slow" \
+		--ignore=tests/test_notebooks.py --durations=10
 
 # notebooks 02 and 04 under the hub profile, from locally saved stand-ins of the hub models
 test-hub: setup
