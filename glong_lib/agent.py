@@ -16,255 +16,33 @@ Agent                                                                      gener
 GLongAgent        the current session so far                               top-k triples, Eq. 4
 ================  =======================================================  ===========================
 
-Interface: ``start(conversation)`` (new conversation: empty memory, names from its speakers),
-``observe_session(session, conversation)`` (after a session: update memory), and
-``respond(utterance, context, now_s) -> AgentReply``. ``memory_prompt_tokens`` and
-``memory_completion_tokens`` count LLM calls made to *maintain* memory (summaries and the like):
-zero for every agent but ``SummaryMemoryAgent`` (the generator writes its memories), G-Long
-included, since its extractor and scorer are local models.
-
-The context is the current session so far, the paper's C_current. The released reference code
-never resets it between sessions; :func:`glong_lib.evaluation.msc.run_msc_evaluation` offers that
-behaviour as ``context_scope="dialogue"``.
+The shared interface and loop are :class:`~glong_lib.agent_base.Agent`'s; the baselines live in
+:mod:`glong_lib.baselines`, G-Long here. Every name is importable from this module.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Optional, Sequence, Union
+from dataclasses import replace
+from typing import Optional, Sequence
 
+from .agent_base import Agent, AgentReply, memory_lines  # noqa: F401  (AgentReply, memory_lines: re-exported)
+from .baselines import (  # noqa: F401  (re-exported: every agent is importable from here)
+    SUMMARY_REQUEST,
+    SUMMARY_SYSTEM,
+    BM25RAGAgent,
+    DenseRAGAgent,
+    LongContextAgent,
+    NoHistoryAgent,
+    SummaryMemoryAgent,
+    summary_messages,
+)
 from .config import AGENT_METHODS, ALL_AGENT_METHODS, PAPER_RETRIEVAL, RetrievalSettings
 from .errors import DataError
-from .generation import build_prompt, clean_reply, fit_prompt, format_memory
 from .memory import GraphMemory
 from .models import load_encoder
 from .pipeline import TripleSource
-from .retrieval import AssociativeRetriever, BM25TurnRetriever, DenseTurnRetriever, FlatEdgeRetriever
-from .schema import Conversation, MemoryEdge, Session, Turn
-from .text import turn_line
-
-
-@dataclass
-class AgentReply:
-    """A generated reply, its token counts, and the memory lines that went into the prompt."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    memories: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    cached: bool = False
-    dropped_context_lines: int = 0
-    messages: list[dict[str, str]] = field(default_factory=list)
-
-
-def memory_lines(memories: Sequence, memory_format: str, now_s: Optional[float] = None) -> list[str]:
-    """The memory lines as the prompt shows them (for inspection, the records and the notebook)."""
-    return [format_memory(m, memory_format, i, now_s) for i, m in enumerate(memories, start=1)]
-
-
-class Agent:
-    """The shared loop: pick context lines and memories, build the prompt, fit it, generate."""
-
-    name = "agent"
-
-    def __init__(self, generator, memory_format: str = "arrow", name: Optional[str] = None):
-        self.generator = generator
-        self.memory_format = memory_format
-        if name:
-            self.name = name
-        self.agent_name = "Assistant"
-        self.user_name = "User"
-        self.memory_prompt_tokens = 0
-        self.memory_completion_tokens = 0
-
-    # -- the interface
-    def start(self, conversation: Conversation, agent_name: Optional[str] = None,
-              user_name: Optional[str] = None) -> None:
-        """Begin a conversation: forget everything; the user is ``speakers[0]``, the agent ``speakers[1]``."""
-        if len(conversation.speakers) < 2 and (agent_name is None or user_name is None):
-            raise DataError(f"conversation {conversation.id} has fewer than two speakers")
-        self.user_name = user_name or conversation.speakers[0]
-        self.agent_name = agent_name or conversation.speakers[1]
-        self.reset()
-
-    def reset(self) -> None:
-        """Clear memory (subclasses)."""
-
-    def observe_session(self, session: Session, conversation: Conversation) -> None:
-        """Take in a finished session (subclasses)."""
-
-    def respond(self, utterance: str, context: Sequence[Union[Turn, str]], now_s: float) -> AgentReply:
-        lines = self.context_lines(context)
-        memories = self.memories(utterance, now_s)
-
-        def make(kept: Sequence[str]):
-            return build_prompt(self.agent_name, self.user_name, kept, memories, utterance,
-                                self.memory_format, now_s)
-
-        messages, dropped = fit_prompt(make, lines, self.generator.count_tokens, self.prompt_budget())
-        gen = self.generator.generate(messages)
-        text = clean_reply(gen.text, self.agent_name, getattr(self.generator, "first_line_only", True))
-        return AgentReply(text, gen.prompt_tokens, gen.completion_tokens,
-                          memory_lines(memories, self.memory_format, now_s), gen.seconds, gen.cached, dropped, messages)
-
-    def prompt_budget(self) -> int:
-        """Most prompt tokens the generator takes (its window less the reply's tokens)."""
-        return self.generator.max_prompt_tokens
-
-    # -- what differs between agents
-    def context_lines(self, context: Sequence[Union[Turn, str]]) -> list[str]:
-        return [turn_line(t) for t in context]
-
-    def memories(self, utterance: str, now_s: float) -> list:
-        return []
-
-
-class NoHistoryAgent(Agent):
-    """The lower bound: no memory. By default also no context (the paper: "current utterance
-    only"); ``include_context=True`` keeps the current session, isolating what memory adds."""
-
-    name = "No history"
-
-    def __init__(self, generator, include_context: bool = False, **kwargs):
-        super().__init__(generator, **kwargs)
-        self.include_context = include_context
-
-    def context_lines(self, context):
-        return super().context_lines(context) if self.include_context else []
-
-
-class LongContextAgent(Agent):
-    """The full raw history in the prompt, limited only by the generator's context window
-    (``max_context_tokens`` emulates a smaller one). Oldest lines go first when it overflows."""
-
-    name = "Long context"
-
-    def __init__(self, generator, max_context_tokens: Optional[int] = None, **kwargs):
-        super().__init__(generator, **kwargs)
-        self.max_context_tokens = max_context_tokens
-        self.reset()
-
-    def reset(self) -> None:
-        self.history = []
-        self.seen: set[str] = set()
-
-    def observe_session(self, session, conversation) -> None:
-        self.history.append(f"[Session {session.index}]")
-        self.history.extend(turn_line(t) for t in session.turns)
-        self.seen.update(t.id for t in session.turns)
-
-    def context_lines(self, context):
-        # turns already in the history (a context carried across sessions) are not repeated
-        current = super().context_lines([t for t in context if isinstance(t, str) or t.id not in self.seen])
-        return self.history + (["[Session current]"] if self.history else []) + current
-
-    def prompt_budget(self) -> int:
-        budget = super().prompt_budget()
-        return budget if self.max_context_tokens is None else min(budget, self.max_context_tokens)
-
-
-class _TurnRAGAgent(Agent):
-    """Retrieval over the raw turns of earlier sessions; the top-k turns become the memories."""
-
-    def __init__(self, generator, k: int = 3, **kwargs):
-        super().__init__(generator, **kwargs)
-        self.k = k
-        self.turns: list[Turn] = []
-        self.retriever = None
-
-    def reset(self) -> None:
-        self.turns, self.retriever = [], None
-
-    def observe_session(self, session, conversation) -> None:
-        self.turns.extend(session.turns)
-        self.retriever = self.build_retriever(self.turns)
-
-    def build_retriever(self, turns: list[Turn]):
-        raise NotImplementedError
-
-    def memories(self, utterance, now_s) -> list[str]:
-        if self.retriever is None:
-            return []
-        # each item is a past turn written "Speaker: text" (text.turn_line)
-        return list(self.retriever.retrieve(utterance, now_s, k=self.k).texts)
-
-
-class DenseRAGAgent(_TurnRAGAgent):
-    """Dense retrieval (MiniLM + faiss) over raw past turns: ``retrieval.DenseTurnRetriever``."""
-
-    name = "Dense RAG"
-
-    def __init__(self, generator, encoder=None, **kwargs):
-        super().__init__(generator, **kwargs)
-        self.encoder = encoder
-
-    def build_retriever(self, turns):
-        if self.encoder is None:
-            self.encoder = load_encoder()
-        return DenseTurnRetriever(turns, self.encoder)
-
-
-class BM25RAGAgent(_TurnRAGAgent):
-    """BM25 (rank_bm25) over raw past turns: ``retrieval.BM25TurnRetriever``."""
-
-    name = "BM25 RAG"
-
-    def build_retriever(self, turns):
-        return BM25TurnRetriever(turns)
-
-
-#: The summary request of :class:`SummaryMemoryAgent` (the project's wording, in the spirit of
-#: MemoryBank's and LD-Agent's session summaries: facts about both speakers, kept short).
-SUMMARY_SYSTEM = "You write short, factual summaries of conversations."
-SUMMARY_REQUEST = ("Summarize what this conversation between {user} and {agent} says about each of them "
-                   "(facts, events, plans, preferences) in two or three sentences.\n\n{dialogue}\n\nSummary:")
-
-
-def summary_messages(session: Session, user: str, agent: str) -> list[dict[str, str]]:
-    """The chat messages that ask the generator to summarise one session.
-
-    >>> s = Session(1, [Turn("a", "Maya", "I got a cat."), Turn("b", "Leo", "Nice!")])
-    >>> summary_messages(s, "Maya", "Leo")[1]["content"].splitlines()[2:4]
-    ['Maya: I got a cat.', 'Leo: Nice!']
-    """
-    dialogue = "\n".join(turn_line(t) for t in session.turns)
-    return [{"role": "system", "content": SUMMARY_SYSTEM},
-            {"role": "user", "content": SUMMARY_REQUEST.format(user=user, agent=agent, dialogue=dialogue)}]
-
-
-class SummaryMemoryAgent(DenseRAGAgent):
-    """The summary-memory baseline, in the style of MemoryBank and LD-Agent (the paper's Tables 1
-    and 6): after each session the *generator* writes a summary of it; a reply retrieves the top-k
-    summaries by MiniLM similarity (all of them while there are at most k). The summary calls are
-    the memory cost the paper's Table 6 counts: their prompt tokens go to ``memory_prompt_tokens``,
-    their generated tokens to ``memory_completion_tokens``.
-
-    Simpler than either system on purpose (one summary per session, no personality or topic
-    terms, no decay): it isolates "memory written by the LLM" against G-Long's extracted triples.
-    """
-
-    name = "Summary memory"
-
-    def __init__(self, generator, summary_tokens: int = 64, **kwargs):
-        super().__init__(generator, **kwargs)
-        self.summary_tokens = int(summary_tokens)
-
-    @property
-    def summaries(self) -> list[str]:
-        """The summaries written so far, oldest first (the units the retriever indexes)."""
-        return [t.text for t in self.turns]
-
-    def observe_session(self, session, conversation) -> None:
-        gen = self.generator.generate(summary_messages(session, self.user_name, self.agent_name),
-                                      max_new_tokens=self.summary_tokens)
-        self.memory_prompt_tokens += gen.prompt_tokens
-        self.memory_completion_tokens += gen.completion_tokens
-        text = " ".join(gen.text.split()) or "(empty summary)"
-        end = session.turns[-1].time_s if session.turns else 0.0
-        # a summary is a unit to retrieve, written "Session N summary: ..." like a turn line
-        self.turns.append(Turn(f"summary-{session.index}", f"Session {session.index} summary", text, time_s=end))
-        self.retriever = self.build_retriever(self.turns)
+from .retrieval import AssociativeRetriever, FlatEdgeRetriever
+from .schema import MemoryEdge
 
 
 class GLongAgent(Agent):

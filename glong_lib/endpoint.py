@@ -8,7 +8,8 @@ endpoint, the status and what was wrong):
 * connection refused or cut, HTTP 408/409/429/5xx, a timeout: retried by the SDK itself
   (``max_retries``, its backoff), then the error;
 * a server that sends a byte now and then (each read within ``timeout``): ``deadline`` bounds the
-  whole request, retries included (a guard on the HTTP transport checks it at every chunk);
+  whole request, retries included (a guard on the HTTP transport, :mod:`.http_guard`, checks it at
+  every chunk);
 * a body longer than ``max_reply_bytes``: refused while it is read, never kept;
 * HTTP 200 with a body that is not JSON (truncated, garbled), a content type that is not JSON, no
   ``choices[0].message.content``, or ``content: null`` (a refusal, a tool call);
@@ -16,110 +17,28 @@ endpoint, the status and what was wrong):
   counted locally by the caller).
 
 :meth:`Endpoint.complete_many` keeps ``concurrency`` requests in flight and returns the replies in
-input order; every reply is kept in :class:`DiskReplyCache` (sqlite under ``$GLONG_CACHE/replies``,
-keyed by model, messages and decoding settings), so an interrupted run that is started again asks
-only what it had not yet been answered.
+input order; every reply is kept in :class:`DiskReplyCache` (:mod:`.reply_cache`: sqlite under
+``$GLONG_CACHE/replies``, keyed by model, messages and decoding settings), so an interrupted run that
+is started again asks only what it had not yet been answered.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import json
 import os
-import sqlite3
 import sys
 import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional, Sequence
 
 from .config import EndpointSettings
 from .errors import DataError, GenerationError
-from .models import cache_dir
+from .http_guard import guarded_transport, http_module, stop_errors
+from .reply_cache import DiskReplyCache, Reply, default_cache_path, request_key  # noqa: F401  (re-exported)
 
 #: Token counts a server reports outside this range are ignored (with a warning).
 MAX_USAGE = 10_000_000
-
-
-@dataclass
-class Reply:
-    """One answer: its text, the server's token counts (None when absent or absurd), the seconds it
-    took, and whether it came from the reply cache."""
-
-    text: str
-    prompt_tokens: Optional[int]
-    completion_tokens: Optional[int]
-    seconds: float = 0.0
-    cached: bool = False
-
-
-def request_key(request: dict) -> str:
-    """The reply cache's key of a request: its model, messages and decoding settings.
-
-    >>> a = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0}
-    >>> request_key(a) == request_key(dict(reversed(list(a.items()))))
-    True
-    >>> request_key(a) == request_key({**a, "max_tokens": 5})
-    False
-    """
-    return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-class DiskReplyCache:
-    """Replies on disk, one sqlite row per request key; every put is its own committed transaction
-    (atomic: a run killed mid-write loses at most the reply being written). Safe across threads."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._db.commit()
-        except sqlite3.Error as e:
-            raise DataError(f"the reply cache is damaged or unwritable ({e}): delete it", path=self.path) from None
-
-    def get(self, key: str) -> Optional[Reply]:
-        with self._lock:
-            try:
-                row = self._db.execute("SELECT value FROM replies WHERE key = ?", (key,)).fetchone()
-            except sqlite3.Error as e:
-                raise DataError(f"the reply cache is damaged ({e}): delete it", path=self.path) from None
-        if row is None:
-            return None
-        try:
-            d = json.loads(row[0])
-            return Reply(str(d["text"]), d.get("prompt_tokens"), d.get("completion_tokens"), 0.0, cached=True)
-        except (ValueError, KeyError, TypeError):
-            raise DataError("the reply cache holds a damaged row: delete it", path=self.path) from None
-
-    def put(self, key: str, reply: Reply) -> None:
-        value = json.dumps({"text": reply.text, "prompt_tokens": reply.prompt_tokens,
-                            "completion_tokens": reply.completion_tokens}, ensure_ascii=False)
-        with self._lock:
-            try:
-                with self._db:
-                    self._db.execute("INSERT OR REPLACE INTO replies (key, value) VALUES (?, ?)", (key, value))
-            except sqlite3.Error as e:
-                raise DataError(f"cannot write the reply cache ({e})", path=self.path) from None
-
-    def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
-
-
-def default_cache_path() -> Path:
-    """``$GLONG_CACHE/replies/replies.sqlite``."""
-    return cache_dir("replies") / "replies.sqlite"
-
-
-def _http_module(openai):
-    """The HTTP library this ``openai`` release is built on (``httpx``, or ``httpx2`` in newer ones)."""
-    base = next(c for c in openai.DefaultHttpxClient.__mro__[1:] if c.__name__ == "Client")
-    return importlib.import_module(base.__module__.split(".")[0])
 
 
 class Endpoint:
@@ -143,9 +62,9 @@ class Endpoint:
         self._local = threading.local()
         self._warned: set[str] = set()
         self._fresh: dict[str, Reply] = {}  # fetched ahead by complete_many, not yet handed out
-        self._stop = _stop_errors(openai)
-        hx = _http_module(openai)
-        guard = _guarded_transport(hx, self)
+        self._stop = stop_errors(openai)
+        hx = http_module(openai)
+        guard = guarded_transport(hx, openai, settings, self._local)
         http = openai.DefaultHttpxClient(transport=guard, timeout=hx.Timeout(settings.timeout))
         self.client = openai.OpenAI(base_url=self.base_url, api_key=os.environ.get(settings.api_key_env) or "no-key",
                                     timeout=settings.timeout, max_retries=settings.retries, http_client=http)
@@ -227,9 +146,6 @@ class Endpoint:
         self.complete_many(bodies, progress, desc=f"prefetch ({self.model})", keep=True)
 
     # -- the HTTP exchange and its checks
-    def _deadline(self) -> Optional[float]:
-        return getattr(self._local, "deadline", None)
-
     def _ask(self, body: dict) -> Reply:
         """:meth:`_exchange` with a wall-clock guard: the transport bounds every read and the body,
         but a server that sends its status line and headers a byte at a time keeps each read within
@@ -328,56 +244,3 @@ class Endpoint:
             detail = f"{message} ({kind})" if message and kind else (message or str(error)[:200])
             return f"{self.url} answered HTTP {status}: {' '.join(str(detail).split())[:300]}"
         return f"{self.url}: {type(error).__name__}: {' '.join(str(error).split())[:200]}"
-
-
-def _stop_errors(openai) -> tuple:
-    """The two failures the transport guard raises. They are ``OpenAIError``s, which the SDK passes
-    on without retrying: a request past its deadline, or a body past its byte cap, is final."""
-    cached = getattr(openai, "_glong_stop_errors", None)
-    if cached is None:
-        cached = (type("DeadlinePassed", (openai.OpenAIError,), {}), type("ReplyTooLarge", (openai.OpenAIError,), {}))
-        openai._glong_stop_errors = cached
-    return cached
-
-
-def _guarded_transport(hx, endpoint: Endpoint):
-    """An HTTP transport that bounds each request by the endpoint's deadline (the time left caps every
-    timeout of an attempt, and each body chunk is checked against it) and its byte cap."""
-    deadline_error, size_error = _stop_errors(endpoint._openai)
-    settings = endpoint.settings
-
-    class GuardedStream(hx.SyncByteStream):
-        def __init__(self, inner, deadline):
-            self.inner, self.deadline = inner, deadline
-
-        def __iter__(self):
-            size = 0
-            for chunk in self.inner:
-                size += len(chunk)
-                if size > settings.max_reply_bytes:
-                    raise size_error(f"the reply is longer than {settings.max_reply_bytes} bytes (--max-reply-bytes)")
-                if self.deadline is not None and time.monotonic() > self.deadline:
-                    raise deadline_error(f"the reply did not finish within the {settings.deadline:g} s deadline "
-                                         "(bytes kept coming, too slowly)")
-                yield chunk
-
-        def close(self):
-            self.inner.close()
-
-    class GuardedTransport(hx.HTTPTransport):
-        def handle_request(self, request):
-            deadline = endpoint._deadline()
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise deadline_error(f"no answer within the {settings.deadline:g} s deadline (retries included)")
-                timeout = dict(request.extensions.get("timeout") or {})
-                request.extensions["timeout"] = {k: min(left, timeout.get(k) or left)
-                                                 for k in ("connect", "read", "write", "pool")}
-            endpoint._local.status = None
-            response = super().handle_request(request)
-            endpoint._local.status = response.status_code  # a later timeout is then one inside the reply
-            return hx.Response(response.status_code, headers=response.headers,
-                               stream=GuardedStream(response.stream, deadline), extensions=response.extensions)
-
-    return GuardedTransport()
