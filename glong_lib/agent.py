@@ -36,7 +36,7 @@ from .baselines import (  # noqa: F401  (re-exported: every agent is importable 
     SummaryMemoryAgent,
     summary_messages,
 )
-from .config import AGENT_METHODS, ALL_AGENT_METHODS, PAPER_RETRIEVAL, RetrievalSettings
+from .config import AGENT_METHODS, ALL_AGENT_METHODS, PAPER_MEMORY_FORMAT, PAPER_RETRIEVAL, RetrievalSettings
 from .errors import DataError
 from .memory import GraphMemory
 from .models import load_encoder
@@ -60,7 +60,7 @@ class GLongAgent(Agent):
 
     def __init__(self, generator, source: Optional[TripleSource] = None, encoder=None,
                  settings: Optional[RetrievalSettings] = None, memory_policy: str = "append",
-                 update_access: bool = True, memory_format: str = "arrow", name: Optional[str] = None):
+                 update_access: bool = True, memory_format: str = PAPER_MEMORY_FORMAT, name: Optional[str] = None):
         super().__init__(generator, memory_format=memory_format, name=name)
         self.source = source or TripleSource("gold")
         self.encoder = encoder
@@ -112,7 +112,7 @@ class FlatTripleAgent(GLongAgent):
 
 
 def glong_ablations(generator, source: TripleSource, encoder=None, settings: Optional[RetrievalSettings] = None,
-                    memory_format: str = "arrow") -> dict[str, GLongAgent]:
+                    memory_format: str = PAPER_MEMORY_FORMAT) -> dict[str, GLongAgent]:
     """G-Long and its ablations (without importance, without recency, without the rerank, two
     hops), each a variant of ``settings`` (default the paper's), sharing one triple source (one
     extraction and scoring pass)."""
@@ -129,11 +129,8 @@ def glong_ablations(generator, source: TripleSource, encoder=None, settings: Opt
             for name, s in variants.items()}
 
 
-#: The agent keys (their home is ``config``, where the command line reads them without torch).
-
-
 def make_agents(generator, methods: Sequence[str] = AGENT_METHODS, source: Optional[TripleSource] = None,
-                encoder=None, memory_format: str = "arrow",
+                encoder=None, memory_format: str = PAPER_MEMORY_FORMAT,
                 settings: Optional[RetrievalSettings] = None) -> dict[str, Agent]:
     """The agents for ``methods`` (keys of ``config.AGENT_METHODS``), named for tables, one generator shared;
     ``settings`` (default the paper's) set G-Long's retrieval and every baseline's K."""

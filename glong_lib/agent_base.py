@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Sequence, Union
 
+from .config import PAPER_MEMORY_FORMAT
 from .errors import DataError
 from .generation import build_prompt, clean_reply, fit_prompt, format_memory
 from .schema import Conversation, Session, Turn
@@ -48,7 +49,7 @@ class Agent:
 
     name = "agent"
 
-    def __init__(self, generator, memory_format: str = "arrow", name: Optional[str] = None):
+    def __init__(self, generator, memory_format: str = PAPER_MEMORY_FORMAT, name: Optional[str] = None):
         self.generator = generator
         self.memory_format = memory_format
         if name:

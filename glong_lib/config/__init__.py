@@ -54,6 +54,7 @@ from .stages import (  # noqa: F401
     DECODER_WHERE,
     LOCAL,
     MEMORY_FORMATS,
+    PAPER_MEMORY_FORMAT,
     POLICIES,
     RESPONDERS,
     SALIENCE_SOURCES,

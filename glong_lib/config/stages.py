@@ -150,6 +150,8 @@ class SummarizerSettings(Checked):
 #: How a prompt shows memories (``generation.format_memory``): the paper's ``s -r-> o`` lines, the
 #: reference code's ranked lines, or ``plain`` (the same prompt without its tags, memories as words).
 MEMORY_FORMATS = ("arrow", "ranked", "plain")
+#: The paper's format (Figure 8): the one default of every function and agent that formats memories.
+PAPER_MEMORY_FORMAT = "arrow"
 #: The local responders ``glong eval-msc --responder`` offers: the chat model as shipped, and the MSC
 #: LoRA adapters of ``generation.responder`` (``generation.responder.RESPONDER_KINDS``: how each is trained).
 RESPONDERS = ("plain", "msc-lora", "msc-recall")
@@ -166,8 +168,9 @@ class GeneratorSettings(Checked):
     # unless the option is given: commands.evaluate.reply_cap, generation.make_generator)
     max_new_tokens: int = knob(48, "longest reply of a local model in new tokens (an endpoint's replies are "
                                    "uncapped unless this is given)", 1, 8192)
-    memory_format: str = knob("arrow", "memory lines: the paper's 's -r-> o' under <CONTEXT>/<MEMORY> tags, the "
-                                       "reference code's ranked lines, or plain (no tags, memories as words)",
+    memory_format: str = knob(PAPER_MEMORY_FORMAT,
+                              "memory lines: the paper's 's -r-> o' under <CONTEXT>/<MEMORY> tags, the "
+                              "reference code's ranked lines, or plain (no tags, memories as words)",
                               choices=MEMORY_FORMATS)
     endpoint: EndpointSettings = LOCAL  # base_url set: generate through that server (generation.remote)
 

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence, Union
 
-from ..config import MEMORY_FORMATS  # noqa: F401  (re-exported)
+from ..config import MEMORY_FORMATS, PAPER_MEMORY_FORMAT  # noqa: F401  (MEMORY_FORMATS: re-exported)
 from ..errors import DataError, GenerationError  # noqa: F401  (GenerationError: re-exported)
 from ..schema import MemoryEdge, Triple
 
@@ -63,7 +63,7 @@ def _parts(item: MemoryItem) -> tuple[str, str, str]:
     raise DataError(f"a memory must be a MemoryEdge, Triple, (s, r, o) tuple or string, got {type(item).__name__}")
 
 
-def format_memory(item: MemoryItem, memory_format: str = "arrow", rank: int = 1,
+def format_memory(item: MemoryItem, memory_format: str = PAPER_MEMORY_FORMAT, rank: int = 1,
                   now_s: Optional[float] = None) -> str:
     """One memory line. Strings (raw turns of the RAG baselines) pass through unchanged in the
     arrow format, get the rank prefix in the ranked one and a dash in the plain one. The ranked
@@ -93,7 +93,7 @@ def format_memory(item: MemoryItem, memory_format: str = "arrow", rank: int = 1,
     return f"[Rank {rank}] {label}{s} {r} {o}"
 
 
-def format_memories(memories: Sequence[MemoryItem], memory_format: str = "arrow",
+def format_memories(memories: Sequence[MemoryItem], memory_format: str = PAPER_MEMORY_FORMAT,
                     now_s: Optional[float] = None) -> str:
     """All memory lines, or the paper's ``No relevant Memories.`` when there are none."""
     if not memories:
@@ -102,7 +102,7 @@ def format_memories(memories: Sequence[MemoryItem], memory_format: str = "arrow"
 
 
 def build_prompt(agent_name: str, user_name: str, context_lines: Sequence[str], memories: Sequence[MemoryItem],
-                 utterance: str, memory_format: str = "arrow", now_s: Optional[float] = None) -> Messages:
+                 utterance: str, memory_format: str = PAPER_MEMORY_FORMAT, now_s: Optional[float] = None) -> Messages:
     """The paper's prompt as chat messages: the system line, then one user message with
     ``<CONTEXT>`` (the recent dialogue), ``<MEMORY>`` (the retrieved memories) and the
     role-play instruction carrying the user's utterance (see the module docstring).
