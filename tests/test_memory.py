@@ -444,3 +444,25 @@ def test_stage_names_are_tied_to_their_nodes(c01):
     leaders = sum(a.get_gid() == "leader" for ax in fig.axes for a in ax.patches + ax.texts)
     assert leaders == placed["names"] - 2 * len(fig.axes[:5])   # every name but the speakers' (on their node)
     plt.close("all")
+
+
+def test_stages_name_the_named_entities_in_every_panel(c01):
+    """``named`` keeps an old entity's name on every later panel (notebook 03 follows the two cities)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from glong_lib.viz.graph import draw_stages
+
+    mem = build_memory(c01, encoder=HashEncoder(16))
+    first = mem.graph.nodes["portland"]["first_session"]
+
+    def panels(fig):
+        return [{t.get_text() for t in ax.texts} for ax in fig.axes[:len(mem.growth())]]
+
+    plain = panels(draw_stages(mem, speakers=c01.speakers, repel=False))
+    kept = panels(draw_stages(mem, speakers=c01.speakers, repel=False, named=["Portland"]))
+    assert ["portland" in p for p in plain] == [i + 1 == first for i in range(len(plain))]
+    assert all("portland" in p for p in kept[first - 1:])
+    plt.close("all")

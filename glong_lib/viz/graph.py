@@ -239,7 +239,7 @@ def _draw_relation_labels(mem: GraphMemory, g: nx.MultiDiGraph, pos: dict, ax) -
 
 def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_nodes: int = 40, seed: int = 42,
                 speakers: Sequence[str] = (), ncols: int = 2, panel_size: float = 4.6, legend: bool = True,
-                font_size: float = 8, label_outward: bool = True, repel: bool = True):
+                font_size: float = 8, label_outward: bool = True, repel: bool = True, named: Sequence[str] = ()):
     """One panel per session: the memory as it stood after it, on fixed positions (from the
     final graph) so that growth is easy to follow; each title gives what the session added (facts
     drawn, entities first seen) and the facts drawn in all. Only the speakers and the entities new in
@@ -247,7 +247,8 @@ def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_
     With ``legend`` a key (outline, node kinds, edge width by weight, superseded edges when there
     are any) fills the first empty panel, or sits under the panels when none is empty;
     ``label_outward`` writes each name on the side of its node away from its edges, and ``repel``
-    then moves names off other nodes and names (``repel_labels``)."""
+    then moves names off other nodes and names (``repel_labels``). The entities in ``named`` are named
+    in every panel that draws them, so a reader can follow them from panel to panel."""
     if sessions is None:
         sessions = [r["session"] for r in mem.growth()]
     pos = layout(mem, select_edges(mem, max_nodes=max_nodes), seed)
@@ -260,7 +261,7 @@ def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_
         new = [n for n in mem.graph if mem.graph.nodes[n].get("first_session") == s]
         draw_memory(mem, ax=ax, max_nodes=max_nodes, upto_session=s, pos=pos, edge_labels=False,
                     speakers=speakers, node_scale=0.45, font_size=font_size, new_nodes=new,
-                    label_nodes=set(new) | {mem.resolve(x) for x in speakers}, label_outward=label_outward,
+                    label_nodes=set(new) | {mem.resolve(x) for x in (*speakers, *named)}, label_outward=label_outward,
                     title=f"after session {s}: +{len(eids) - shown_before} facts, +{len(new)} entities "
                           f"({len(eids)} facts in all)")
         shown_before = len(eids)
