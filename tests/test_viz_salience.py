@@ -52,3 +52,20 @@ def test_no_token_box_covers_the_previous_tokens_glyphs(dpi):
             a, b = left.get_window_extent(renderer), right.get_window_extent(renderer)
             assert a.x1 <= b.x0 + 1.0, (left.get_text(), right.get_text(), a.x1, b.x0)
     plt.close(fig)
+
+
+def test_auc_bars_take_their_colours_and_key():
+    """Notebook A1 colours the shipped default apart from the chosen reading and says so in a legend."""
+    from matplotlib.colors import to_hex
+
+    from glong_lib.viz.salience import plot_auc
+
+    rows = [{"method": "chosen", "AUC": 0.76, "95% interval": "0.68-0.82"}, {"method": "shipped", "AUC": 0.79},
+            {"method": "random", "AUC": 0.52, "95% interval": "0.43-0.61"}]
+    fig = plot_auc(rows, colours=["#3b75af", "#e08a2c", "#9a9a9a"], key=[("#e08a2c", "shipped default")])
+    ax = fig.axes[0]
+    assert [to_hex(p.get_facecolor()) for p in ax.patches] == ["#3b75af", "#e08a2c", "#9a9a9a"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["shipped default"]
+    with pytest.raises(ValueError):
+        plot_auc(rows, colours=["#3b75af"])
+    plt.close("all")

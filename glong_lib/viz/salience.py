@@ -115,17 +115,23 @@ def plot_triple_weights(triples, weights: Sequence[float], ax=None, title: str =
 
 
 def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track the reference summary?",
-             chance_label: str = "chance", xmin: float = 0.0, decimals: int = 3):
+             chance_label: str = "chance", xmin: float = 0.0, decimals: int = 3,
+             colours: Optional[Sequence[str]] = None, key: Sequence[tuple[str, str]] = ()):
     """Bars of AUC per method (rows with 'method' and 'AUC'), the chance line at 0.5 (named
     ``chance_label`` under its tick on the x axis; "" for none). Each value label sits right of its
     interval's upper end; one that would run past the right frame goes inside its bar, left of the
     interval's lower end, so no label crosses a whisker. The x axis runs from ``xmin`` to 1; value
-    labels are rounded to ``decimals`` digits, trailing zeros dropped (as the stored values print)."""
+    labels are rounded to ``decimals`` digits, trailing zeros dropped (as the stored values print).
+    ``colours`` gives each bar its colour (default: the first blue, the rest grey), so a reader can
+    tell groups of rows apart; ``key``, (colour, meaning) pairs, says what they mean in a legend
+    right of the axes."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows)))
     names = [r["method"] for r in rows]
     values = [r["AUC"] for r in rows]
-    colours = ["#3b75af" if i == 0 else "#9a9a9a" for i in range(len(rows))]
+    colours = list(colours) if colours is not None else ["#3b75af" if i == 0 else "#9a9a9a" for i in range(len(rows))]
+    if len(colours) != len(rows):
+        raise ValueError(f"{len(colours)} colours for {len(rows)} rows")
     ax.barh(names, values, color=colours)
     for i, (row, v) in enumerate(zip(rows, values)):
         lo, hi = v, v
@@ -135,7 +141,7 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
         right = max(v, hi)
         if right + 0.1 > 1:  # no room before the frame: inside the bar, a clear gap left of the interval
             ax.text(min(v, lo) - 0.02, i, f"{round(v, decimals):g}", va="center", ha="right", fontsize=8,
-                    color="white" if colours[i] == "#3b75af" else "black")
+                    color="black" if colours[i] == "#9a9a9a" else "white")
         else:
             ax.text(right + 0.015, i, f"{round(v, decimals):g}", va="center", fontsize=8)
     ax.axvline(0.5, color="k", lw=0.8, ls="--")
@@ -146,6 +152,11 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
     ax.invert_yaxis()
     ax.set_xlabel("AUC with 95% interval (label: subject or object appears in the reference summary)")
     ax.set_title(title, fontsize=10)
+    if key:
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(color=c, label=t) for c, t in key], loc="upper left", bbox_to_anchor=(1.01, 1),
+                  fontsize=8)
     return ax.figure
 
 
