@@ -69,3 +69,23 @@ def test_auc_bars_take_their_colours_and_key():
     with pytest.raises(ValueError):
         plot_auc(rows, colours=["#3b75af"])
     plt.close("all")
+
+
+def test_cross_attention_boxes_are_disjoint_and_inside_the_frame():
+    """Each triple's box shows in its own colour: no box shares a line with the frame or a neighbour."""
+    from glong_lib.viz.salience import plot_cross_attention
+
+    spans = [(0, 2), (2, 5), (5, 6)]
+    result = SimpleNamespace(attention=np.full((6, 3), 0.1), spans=spans, input_tokens=list("abcdef"),
+                             summary_tokens=["x", "y", "z"], summary="x y z", weights=[0.5, 1.0, 0.2],
+                             triples=[Triple("a", "r", "b"), Triple("c", "r", "d"), Triple("e", "r", "f")])
+    fig = plot_cross_attention(result)
+    boxes = sorted((p for p in fig.axes[0].patches if isinstance(p, matplotlib.patches.Rectangle)),
+                   key=lambda p: p.get_y())
+    assert len(boxes) == len(spans)
+    for box, (a, b) in zip(boxes, spans):
+        top, bottom = box.get_y(), box.get_y() + box.get_height()
+        assert a - 0.5 < top < bottom < b - 0.5                 # strictly inside its own rows
+        assert -0.5 < box.get_x() and box.get_x() + box.get_width() < 2.5
+    assert len({tuple(p.get_edgecolor()) for p in boxes}) == len(spans)
+    plt.close(fig)

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 _SPAN_COLOURS = plt.cm.tab10.colors
+_INSET = 0.12  # cells between a triple's box and the frame or the next box: no two boxes share a line
 
 
 def _span_line(k: int) -> str:
@@ -25,12 +26,14 @@ def _clean(token: str) -> str:
 
 
 def _mark_spans(ax, spans, labels, n_cols: int, vertical: bool = False) -> None:
-    """Coloured brackets beside each triple's rows and a thin line between triples."""
+    """A box of the triple's colour round each triple's rows, inset from the frame and from its
+    neighbours' boxes so that every triple (the first included) shows all four sides in its own colour."""
     for k, ((a, b), label) in enumerate(zip(spans, labels)):
         if a == b:
             continue
         colour = _SPAN_COLOURS[k % len(_SPAN_COLOURS)]
-        ax.add_patch(plt.Rectangle((-0.5, a - 0.5), n_cols, b - a, fill=False, edgecolor=colour, lw=1.6))
+        ax.add_patch(plt.Rectangle((-0.5 + _INSET, a - 0.5 + _INSET), n_cols - 2 * _INSET, b - a - 2 * _INSET,
+                                   fill=False, edgecolor=colour, lw=1.6))
         ax.text(n_cols - 0.3, (a + b - 1) / 2, label, va="center", ha="left", fontsize=8, color=colour,
                 fontweight="bold")
 
