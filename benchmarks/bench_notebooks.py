@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from benchmarks._common import bench_parser, write_results
-from benchmarks._results import REPO
+from benchmarks._results import REPO, cpu_name
 from glong_lib.notebook_runner import list_notebooks
 
 
@@ -61,14 +61,16 @@ def main(argv=None) -> int:
         shutil.rmtree(args.cache, ignore_errors=True)  # cold: nothing converted, trained or read yet
         args.cache.mkdir(parents=True)
         row = {"notebook": book.stem, "title": title(book), "date": time.strftime("%Y-%m-%d", time.gmtime()),
-               "cold_s": round(run_once(book, args.cache, args.out, args.quick), 1)}
+               "cpu": cpu_name(), "cold_s": round(run_once(book, args.cache, args.out, args.quick), 1)}
         if args.warm:
             row["warm_s"] = round(run_once(book, args.cache, args.out, args.quick, args.inplace and not args.quick), 1)
         rows.append(row)
         print(f"{book.stem:<45} cold {row['cold_s']:7.1f} s" + (f"   warm {row['warm_s']:7.1f} s" if args.warm else ""))
     if not args.quick:  # a run of some notebooks keeps the other notebooks' rows of the result file
         earlier = args.results_dir / "bench_notebooks.json"
-        kept = json.loads(earlier.read_text())["figures"]["rows"] if earlier.is_file() else []
+        before = json.loads(earlier.read_text()) if earlier.is_file() else {"figures": {"rows": []}}
+        # each row names the CPU it was timed on: rows kept from a run on another machine keep that run's
+        kept = [{**r, "cpu": r.get("cpu") or before["machine"]["cpu"]} for r in before["figures"]["rows"]]
         measured = {r["notebook"] for r in rows}
         rows = sorted([r for r in kept if r["notebook"] in {b.stem for b in list_notebooks()} - measured] + rows,
                       key=lambda r: r["notebook"])

@@ -111,8 +111,10 @@ def notebooks(folder: Path) -> str:
     rows = [[f"`{r['notebook']}`", r["title"], f"{r['warm_s']:,.0f} s" if "warm_s" in r else "not measured",
              f"{r['cold_s']:,.0f} s", f"[open]({colab_url(r['notebook'] + '.ipynb')})"]
             for r in record["figures"]["rows"]]
+    cpus = sorted({r.get("cpu") or record["machine"]["cpu"] for r in record["figures"]["rows"]})
+    where = (f"({cpus[0]})" if len(cpus) == 1 else f"(each row on the CPU its `cpu` field names: {', '.join(cpus)})")
     return (_table(["notebook", "what it teaches", "warm", "cold (empty cache)", "Colab"], rows)
-            + f"\n\n`results/bench_notebooks.json`: {record['machine']['cores']} cores ({record['machine']['cpu']}), "
+            + f"\n\n`results/bench_notebooks.json`: {record['machine']['cores']} cores {where}, "
               "one notebook at a time.")
 
 
