@@ -369,7 +369,11 @@ def test_plot_scores_can_leave_zeros_unlabelled():
     matplotlib.use("Agg")
     report = EX.evaluate_extraction([[Triple("a", "r", "b")], []], [[Triple("a", "r", "c")], []])
     spans = {k: (0.0, 0.0) for k in report if isinstance(report[k], float)}
-    texts = lambda fig: [t.get_text() for t in fig.axes[0].texts]
+
+    def texts(fig):
+        """The labels written on the chart."""
+        return [t.get_text() for t in fig.axes[0].texts]
+
     assert "0" in texts(vx.plot_scores({"m": report}, intervals={"m": spans}))
     assert "0" not in texts(vx.plot_scores({"m": report}, intervals={"m": spans}, label_zeros=False))
 
