@@ -363,6 +363,21 @@ def test_figures_build():
     assert vx.plot_confusions([("a", "b"), ("a", "a")]).axes
 
 
+def test_plot_scores_can_leave_zeros_unlabelled():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    report = EX.evaluate_extraction([[Triple("a", "r", "b")], []], [[Triple("a", "r", "c")], []])
+    spans = {k: (0.0, 0.0) for k in report if isinstance(report[k], float)}
+
+    def texts(fig):
+        """The labels written on the chart."""
+        return [t.get_text() for t in fig.axes[0].texts]
+
+    assert "0" in texts(vx.plot_scores({"m": report}, intervals={"m": spans}))
+    assert "0" not in texts(vx.plot_scores({"m": report}, intervals={"m": spans}, label_zeros=False))
+
+
 def test_cli_extract_bad_input_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "glong-conversation", "id": "x", "speakers": [], "sessions": []}')

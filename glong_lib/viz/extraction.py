@@ -53,13 +53,14 @@ def undefined_score(report: dict[str, Any], key: str) -> bool:
 
 def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extraction on the gold turns",
                 bars: Sequence[tuple[str, str]] = SCORE_BARS,
-                intervals: Optional[dict[str, dict[str, tuple[float, float]]]] = None):
+                intervals: Optional[dict[str, dict[str, tuple[float, float]]]] = None, label_zeros: bool = True):
     """Grouped bars of the main measures, one colour per model (e.g. zero-shot, fine-tuned).
     ``bars`` chooses the measures ((label, report key) pairs, default :data:`SCORE_BARS`);
     ``intervals`` (model -> report key -> (low, high), e.g. bootstrap 95% intervals) draws a
     whisker on each bar that has one (NaN: none), with the value written above it. A measure with
     nothing to score (:func:`undefined_score`: relation accuracy with no aligned triple) gets no bar
-    and the label "n/a" instead of a value."""
+    and the label "n/a" instead of a value. ``label_zeros=False`` leaves bars at 0 unlabelled, so a
+    chart with many zero scores does not carry a row of "0" along its baseline."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -85,9 +86,11 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
                             elinewidth=0.9, capsize=2)
                 top = max(v, hi)
             label = "n/a" if na else "0" if v == 0 else f"{v:.2f}"  # "0": narrow, so neighbours do not collide
-            ax.text(xi, top + 0.015, label, ha="center", va="bottom", fontsize=8.5)
+            if label != "0" or label_zeros:
+                ax.text(xi, top + 0.015, label, ha="center", va="bottom", fontsize=8.5)
     ax.set_xticks(x, [label for label, _ in bars], fontsize=9)
     ax.set_ylim(0, 1.1)
+    ax.set_xlabel("measure" if label_zeros else "measure (no bar, no label: a score of 0)")
     ax.set_ylabel("score (0 to 1)")
     ax.set_title(title)
     ax.legend(loc="upper left", fontsize=9)
