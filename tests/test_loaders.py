@@ -90,7 +90,7 @@ SAMPLE_FILES = sorted(p for p in DATA.rglob("*") if p.suffix in (".json", ".json
                       and "results" not in p.parts and "extractor" not in p.relative_to(DATA).parts)
 
 
-#: Sample files written in another data set's own shape on purpose (notebook A3's LoCoMo stand-in).
+#: Sample files written in another data set's own shape on purpose (the LoCoMo stand-in).
 FOREIGN_SHAPES = {"locomo_standin.json": "locomo"}
 
 

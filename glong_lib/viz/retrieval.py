@@ -45,7 +45,9 @@ def _free_direction(x: float, y: float, neighbours: Sequence[tuple[float, float]
 
 
 def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, seed: int = 42,
-                   speakers: Sequence[str] = (), title: Optional[str] = None, label_outward: bool = False):
+                   speakers: Sequence[str] = (), title: Optional[str] = None, label_outward: bool = False,
+                   name_size: int = 8, nudge: Optional[Mapping[str, tuple[float, float]]] = None,
+                   legend_below: bool = False):
     """The expanded neighbourhood of the anchors (blue, drawn by ``viz.graph.draw_memory``), with the
     anchors outlined red and labelled with their cosine, the semantic pool in orange and the final
     top-K in thick red; edges a bridge added (``bridges``) are dashed, and the far end of a pool
@@ -54,7 +56,9 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     By default a node's name sits just above it and an anchor's cosine just below, where edges can
     run through them. With ``label_outward`` each name is written beside its node, in the widest gap
     between the node's drawn edges and on a white box, and an anchor's cosine is the second line of
-    its (red) name, so no label sits on an edge or a node marker."""
+    its (red) name, so no label sits on an edge or a node marker. ``name_size`` sets the names' font
+    size; ``nudge`` moves chosen names by ``(dx, dy)`` label offsets where a dense drawing crowds them
+    (``label_outward`` only); ``legend_below`` puts the legend under the graph, where it hides no node."""
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 7.5))
     anchors = [e for e, _ in trace.anchors]
@@ -86,7 +90,8 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     ys = [y for _, y in pos.values()] or [0.0]
     dy = 0.07 * ((max(ys) - min(ys)) or 1.0)
     if label_outward:
-        _label_outward(memory, eids + extra, pos, dict(trace.anchors), ax, {memory.resolve(s) for s in speakers})
+        _label_outward(memory, eids + extra, pos, dict(trace.anchors), ax, {memory.resolve(s) for s in speakers},
+                       size=name_size, nudge=nudge or {})
     else:
         for name, score in trace.anchors:
             if name in pos:
@@ -99,18 +104,23 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
                Line2D([], [], color=POOL_COLOUR, lw=3,
                       label=f"pool, not returned (pool of {len(trace.pool)} minus the final {len(trace.final)})"),
                Line2D([], [], color=FINAL_COLOUR, lw=4.5, label=f"final top-{len(trace.final)} (Eq. 4)")]
-    if bridged:
-        handles.append(Line2D([], [], color="#555555", lw=2.5, ls="--",
+    if bridged:  # the handle takes the colour the bridged edges are drawn in: red once one is returned
+        handles.append(Line2D([], [], color=FINAL_COLOUR if bridged & set(trace.final) else POOL_COLOUR,
+                              lw=2.5, ls="--",
                               label=f"dashed: added by the bridge ({len(bridged)}, 2nd hop)"))
     if speakers:
         handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc=SPEAKER_COLOUR, mec="#555555", label="speaker"))
-    ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.85)
+    if legend_below:
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8, framealpha=0.85)
+    else:
+        ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.85)
     ax.set_title(title if title is not None else f"query: {_short(trace.query, 70)!r}", fontsize=10)
     return ax.figure
 
 
 def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mapping[str, float], ax,
-                   on_node: Collection[str] = ()) -> None:
+                   on_node: Collection[str] = (), size: int = 8,
+                   nudge: Optional[Mapping[str, tuple[float, float]]] = None) -> None:
     """Each node's name beside it on a white box, an anchor's in red with ``anchor <cosine>`` as its
     second line: a node with several edges in the widest gap between them (:func:`_free_direction`);
     a leaf above or below, on the side away from its one edge (a name written sideways would run
@@ -139,9 +149,10 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
             else:
                 ux = uy = 0.0
         name = node                                    # as stored: the spelling the text and outputs use
+        nx_off, ny_off = (nudge or {}).get(node, (0.0, 0.0))   # a caller's shift, in label offsets
         ax.annotate(f"{name}\nanchor {anchor_scores[node]:.2f}" if anchor else name, xy=(x, y),
-                    xytext=(x + reach * ux, y + reach * uy), arrowprops=leader,
-                    color=ANCHOR_COLOUR if anchor else "black", fontsize=8, bbox=box, zorder=6,
+                    xytext=(x + reach * ux + nx_off * off, y + reach * uy + ny_off * off), arrowprops=leader,
+                    color=ANCHOR_COLOUR if anchor else "black", fontsize=size, bbox=box, zorder=6,
                     multialignment="center", ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
                     va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
     ax.margins(x=0.2, y=0.16)  # room for the names of the outermost nodes
