@@ -357,6 +357,9 @@ def test_figures(memory):
     names = [text.get_text() for text in outward.texts]
     assert len(names) == len({n.split("\n")[0] for n in names}) > 0
     assert any(n.split("\n")[1].startswith("anchor ") for n in names if "\n" in n)  # the cosine under an anchor's name
+    big = draw_retrieval(memory, trace, label_outward=True, label_size=11, clear_hubs=True).axes[0]
+    assert sorted(t.get_text() for t in big.texts) == sorted(names)   # the same names, only placed and sized anew
+    assert {t.get_fontsize() for t in big.texts} == {11}
     fig2 = plot_recall_curves({"a": {1: 0.2, 3: 0.5}}, paper=RE.PAPER_LME_FIGURE4)
     assert len(fig2.axes[0].lines) == 1 + len(RE.PAPER_LME_FIGURE4)
     plt.close("all")

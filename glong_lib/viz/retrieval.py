@@ -45,7 +45,8 @@ def _free_direction(x: float, y: float, neighbours: Sequence[tuple[float, float]
 
 
 def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, seed: int = 42,
-                   speakers: Sequence[str] = (), title: Optional[str] = None, label_outward: bool = False):
+                   speakers: Sequence[str] = (), title: Optional[str] = None, label_outward: bool = False,
+                   label_size: float = 8, clear_hubs: bool = False):
     """The expanded neighbourhood of the anchors (blue, drawn by ``viz.graph.draw_memory``), with the
     anchors outlined red and labelled with their cosine, the semantic pool in orange and the final
     top-K in thick red; edges a bridge added (``bridges``) are dashed, and the far end of a pool
@@ -54,7 +55,9 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     By default a node's name sits just above it and an anchor's cosine just below, where edges can
     run through them. With ``label_outward`` each name is written beside its node, in the widest gap
     between the node's drawn edges and on a white box, and an anchor's cosine is the second line of
-    its (red) name, so no label sits on an edge or a node marker."""
+    its (red) name, so no label sits on an edge or a node marker. ``label_size`` is the names' font
+    size; ``clear_hubs`` puts an anchor hub's name in the gap whose label point lies farthest from
+    every other node (the widest gap can end beside another node, which then reads as the anchor)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 7.5))
     anchors = [e for e, _ in trace.anchors]
@@ -86,7 +89,8 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     ys = [y for _, y in pos.values()] or [0.0]
     dy = 0.07 * ((max(ys) - min(ys)) or 1.0)
     if label_outward:
-        _label_outward(memory, eids + extra, pos, dict(trace.anchors), ax, {memory.resolve(s) for s in speakers})
+        _label_outward(memory, eids + extra, pos, dict(trace.anchors), ax, {memory.resolve(s) for s in speakers},
+                       label_size=label_size, clear_hubs=clear_hubs)
     else:
         for name, score in trace.anchors:
             if name in pos:
@@ -109,8 +113,23 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     return ax.figure
 
 
+def _gap_directions(x: float, y: float, neighbours: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The unit vectors into the middle of every gap between the directions to ``neighbours``, widest
+    first (the candidates a hub's label may take).
+
+    >>> [[round(v, 6) + 0.0 for v in d] for d in _gap_directions(0.0, 0.0, [(1.0, 0.0), (0.0, 1.0)])]
+    [[-0.707107, -0.707107], [0.707107, 0.707107]]
+    """
+    angles = sorted(math.atan2(ny - y, nx_ - x) for nx_, ny in neighbours if (nx_, ny) != (x, y))
+    if not angles:
+        return [(0.0, -1.0)]
+    gaps = [((angles[(i + 1) % len(angles)] - a) % (2 * math.pi)) or 2 * math.pi for i, a in enumerate(angles)]
+    order = sorted(range(len(gaps)), key=lambda i: -gaps[i])
+    return [(math.cos(angles[i] + gaps[i] / 2), math.sin(angles[i] + gaps[i] / 2)) for i in order]
+
+
 def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mapping[str, float], ax,
-                   on_node: Collection[str] = ()) -> None:
+                   on_node: Collection[str] = (), label_size: float = 8, clear_hubs: bool = False) -> None:
     """Each node's name beside it on a white box, an anchor's in red with ``anchor <cosine>`` as its
     second line: a node with several edges in the widest gap between them (:func:`_free_direction`);
     a leaf above or below, on the side away from its one edge (a name written sideways would run
@@ -134,6 +153,11 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
         reach, leader = off, None
         if node in on_node and len(around) > 2:
             if anchor:  # an anchor hub: out in its widest gap, a thin line back to the ring, which stays visible
+                if clear_hubs:  # the gap (of the three widest) whose label point is farthest from other nodes
+                    others = [p for n, p in pos.items() if n != node]
+                    ux, uy = max(_gap_directions(x, y, around)[:3], key=lambda d: min(
+                        (math.hypot(x + HUB_LABEL_REACH * off * d[0] - ox, y + HUB_LABEL_REACH * off * d[1] - oy)
+                         for ox, oy in others), default=0.0))
                 reach, leader = HUB_LABEL_REACH * off, {"arrowstyle": "-", "color": ANCHOR_COLOUR, "lw": 0.8,
                                                         "shrinkA": 0, "shrinkB": 14}
             else:
@@ -141,7 +165,7 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
         name = node                                    # as stored: the spelling the text and outputs use
         ax.annotate(f"{name}\nanchor {anchor_scores[node]:.2f}" if anchor else name, xy=(x, y),
                     xytext=(x + reach * ux, y + reach * uy), arrowprops=leader,
-                    color=ANCHOR_COLOUR if anchor else "black", fontsize=8, bbox=box, zorder=6,
+                    color=ANCHOR_COLOUR if anchor else "black", fontsize=label_size, bbox=box, zorder=6,
                     multialignment="center", ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
                     va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
     ax.margins(x=0.2, y=0.16)  # room for the names of the outermost nodes
