@@ -56,8 +56,8 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     run through them. With ``label_outward`` each name is written beside its node, in the widest gap
     between the node's drawn edges and on a white box, and an anchor's cosine is the second line of
     its (red) name, so no label sits on an edge or a node marker. ``label_size`` is the names' font
-    size; ``clear_hubs`` puts an anchor hub's name in the gap whose label point lies farthest from
-    every other node (the widest gap can end beside another node, which then reads as the anchor)."""
+    size; ``clear_hubs`` puts an anchor hub's name where it lies farthest from every node and edge
+    (the widest gap can end beside another node, whose name then reads as the anchor's)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 7.5))
     anchors = [e for e, _ in trace.anchors]
@@ -113,19 +113,22 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     return ax.figure
 
 
-def _gap_directions(x: float, y: float, neighbours: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The unit vectors into the middle of every gap between the directions to ``neighbours``, widest
-    first (the candidates a hub's label may take).
+def _clearest_direction(x: float, y: float, reach: float, obstacles: Sequence[tuple[float, float]],
+                        away_from: Optional[tuple[float, float]] = None) -> tuple[float, float]:
+    """Of 24 unit vectors (those within 60 degrees of the way from ``away_from`` to ``(x, y)``, when
+    given: a label pointing into the drawing would sit among the other nodes), the one whose point
+    ``reach`` away from ``(x, y)`` lies farthest from every obstacle (no node, no edge under the label).
 
-    >>> [[round(v, 6) + 0.0 for v in d] for d in _gap_directions(0.0, 0.0, [(1.0, 0.0), (0.0, 1.0)])]
-    [[-0.707107, -0.707107], [0.707107, 0.707107]]
+    >>> [round(v, 6) + 0.0 for v in _clearest_direction(0.0, 0.0, 1.0, [(1.0, 0.0), (0.0, 1.0), (0.0, -1.0)])]
+    [-1.0, 0.0]
     """
-    angles = sorted(math.atan2(ny - y, nx_ - x) for nx_, ny in neighbours if (nx_, ny) != (x, y))
-    if not angles:
-        return [(0.0, -1.0)]
-    gaps = [((angles[(i + 1) % len(angles)] - a) % (2 * math.pi)) or 2 * math.pi for i, a in enumerate(angles)]
-    order = sorted(range(len(gaps)), key=lambda i: -gaps[i])
-    return [(math.cos(angles[i] + gaps[i] / 2), math.sin(angles[i] + gaps[i] / 2)) for i in order]
+    directions = [(math.cos(2 * math.pi * i / 24), math.sin(2 * math.pi * i / 24)) for i in range(24)]
+    if away_from is not None and (x, y) != tuple(away_from):
+        norm = math.hypot(x - away_from[0], y - away_from[1])
+        out = ((x - away_from[0]) / norm, (y - away_from[1]) / norm)
+        directions = [d for d in directions if d[0] * out[0] + d[1] * out[1] >= 0.5 - 1e-9]
+    return max(directions, key=lambda d: min((math.hypot(x + reach * d[0] - ox, y + reach * d[1] - oy)
+                                              for ox, oy in obstacles), default=0.0))
 
 
 def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mapping[str, float], ax,
@@ -144,6 +147,11 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
     xs, ys = [x for x, _ in pos.values()] or [0.0], [y for _, y in pos.values()] or [0.0]
     off = 0.05 * max((max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0)
     box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.9}
+    obstacles = list(pos.values()) + [  # nodes, and points along every drawn edge
+        (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])) for e in eids
+        for a, b in [(pos.get(memory.edge(e).subject), pos.get(memory.edge(e).object))] if a and b
+        for t in (0.2, 0.35, 0.5, 0.65, 0.8)]
+    centre = (sum(xs) / len(xs), sum(ys) / len(ys))
     for node, (x, y) in pos.items():
         around = [pos[n] for n in neighbours.get(node, ()) if n in pos and n != node]
         ux, uy = _free_direction(x, y, around)
@@ -153,11 +161,8 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
         reach, leader = off, None
         if node in on_node and len(around) > 2:
             if anchor:  # an anchor hub: out in its widest gap, a thin line back to the ring, which stays visible
-                if clear_hubs:  # the gap (of the three widest) whose label point is farthest from other nodes
-                    others = [p for n, p in pos.items() if n != node]
-                    ux, uy = max(_gap_directions(x, y, around)[:3], key=lambda d: min(
-                        (math.hypot(x + HUB_LABEL_REACH * off * d[0] - ox, y + HUB_LABEL_REACH * off * d[1] - oy)
-                         for ox, oy in others), default=0.0))
+                if clear_hubs:  # pointing away from the drawing's centre, the clearest of nodes and edges
+                    ux, uy = _clearest_direction(x, y, HUB_LABEL_REACH * off, obstacles, away_from=centre)
                 reach, leader = HUB_LABEL_REACH * off, {"arrowstyle": "-", "color": ANCHOR_COLOUR, "lw": 0.8,
                                                         "shrinkA": 0, "shrinkB": 14}
             else:
