@@ -357,12 +357,13 @@ def test_figures(memory):
     names = [text.get_text() for text in outward.texts]
     assert len(names) == len({n.split("\n")[0] for n in names}) > 0
     assert any(n.split("\n")[1].startswith("anchor ") for n in names if "\n" in n)  # the cosine under an anchor's name
-    first = outward.texts[0].get_text().split("\n")[0]  # a nudged name moves; size and legend follow
-    moved = draw_retrieval(memory, trace, label_outward=True, name_size=11, nudge={first: (1.0, -2.0)},
-                           legend_below=True).axes[0]
+    first = outward.texts[0].get_text().split("\n")[0]  # a nudged name moves; the size follows
+    moved = draw_retrieval(memory, trace, label_outward=True, label_size=11, nudge={first: (1.0, -2.0)}).axes[0]
     (x0, y0), (x1, y1) = outward.texts[0].get_position(), moved.texts[0].get_position()
     assert x1 > x0 and y1 < y0 and moved.texts[0].get_fontsize() == 11
-    assert moved.get_legend().get_bbox_to_anchor().y0 <= moved.get_window_extent().y0 + 1e-6   # under the axes
+    big = draw_retrieval(memory, trace, label_outward=True, label_size=11, clear_hubs=True).axes[0]
+    assert sorted(t.get_text() for t in big.texts) == sorted(names)   # the same names, only placed and sized anew
+    assert {t.get_fontsize() for t in big.texts} == {11}
     fig2 = plot_recall_curves({"a": {1: 0.2, 3: 0.5}}, paper=RE.PAPER_LME_FIGURE4)
     assert len(fig2.axes[0].lines) == 1 + len(RE.PAPER_LME_FIGURE4)
     plt.close("all")

@@ -46,8 +46,8 @@ def _free_direction(x: float, y: float, neighbours: Sequence[tuple[float, float]
 
 def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, seed: int = 42,
                    speakers: Sequence[str] = (), title: Optional[str] = None, label_outward: bool = False,
-                   name_size: int = 8, nudge: Optional[Mapping[str, tuple[float, float]]] = None,
-                   legend_below: bool = False):
+                   label_size: float = 8, nudge: Optional[Mapping[str, tuple[float, float]]] = None,
+                   clear_hubs: bool = False):
     """The expanded neighbourhood of the anchors (blue, drawn by ``viz.graph.draw_memory``), with the
     anchors outlined red and labelled with their cosine, the semantic pool in orange and the final
     top-K in thick red; edges a bridge added (``bridges``) are dashed, and the far end of a pool
@@ -56,9 +56,11 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     By default a node's name sits just above it and an anchor's cosine just below, where edges can
     run through them. With ``label_outward`` each name is written beside its node, in the widest gap
     between the node's drawn edges and on a white box, and an anchor's cosine is the second line of
-    its (red) name, so no label sits on an edge or a node marker. ``name_size`` sets the names' font
-    size; ``nudge`` moves chosen names by ``(dx, dy)`` label offsets where a dense drawing crowds them
-    (``label_outward`` only); ``legend_below`` puts the legend under the graph, where it hides no node."""
+    its (red) name, so no label sits on an edge or a node marker. ``label_size`` is the names' font
+    size; ``nudge`` moves chosen names by ``(dx, dy)`` label offsets where a dense drawing crowds them;
+    ``clear_hubs`` puts an anchor hub's name where it lies farthest from every node and edge (the widest
+    gap can end beside another node, whose name then reads as the anchor's). Both need ``label_outward``;
+    :func:`viz.legends.legend_below` moves the legend under the graph."""
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 7.5))
     anchors = [e for e, _ in trace.anchors]
@@ -91,7 +93,7 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
     dy = 0.07 * ((max(ys) - min(ys)) or 1.0)
     if label_outward:
         _label_outward(memory, eids + extra, pos, dict(trace.anchors), ax, {memory.resolve(s) for s in speakers},
-                       size=name_size, nudge=nudge or {})
+                       label_size=label_size, nudge=nudge or {}, clear_hubs=clear_hubs)
     else:
         for name, score in trace.anchors:
             if name in pos:
@@ -110,17 +112,32 @@ def draw_retrieval(memory, trace: RetrievalTrace, ax=None, max_nodes: int = 40, 
                               label=f"dashed: added by the bridge ({len(bridged)}, 2nd hop)"))
     if speakers:
         handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc=SPEAKER_COLOUR, mec="#555555", label="speaker"))
-    if legend_below:
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8, framealpha=0.85)
-    else:
-        ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.85)
+    ax.legend(handles=handles, loc="lower left", fontsize=8, framealpha=0.85)
     ax.set_title(title if title is not None else f"query: {_short(trace.query, 70)!r}", fontsize=10)
     return ax.figure
 
 
+def _clearest_direction(x: float, y: float, reach: float, obstacles: Sequence[tuple[float, float]],
+                        away_from: Optional[tuple[float, float]] = None) -> tuple[float, float]:
+    """Of 24 unit vectors (those within 60 degrees of the way from ``away_from`` to ``(x, y)``, when
+    given: a label pointing into the drawing would sit among the other nodes), the one whose point
+    ``reach`` away from ``(x, y)`` lies farthest from every obstacle (no node, no edge under the label).
+
+    >>> [round(v, 6) + 0.0 for v in _clearest_direction(0.0, 0.0, 1.0, [(1.0, 0.0), (0.0, 1.0), (0.0, -1.0)])]
+    [-1.0, 0.0]
+    """
+    directions = [(math.cos(2 * math.pi * i / 24), math.sin(2 * math.pi * i / 24)) for i in range(24)]
+    if away_from is not None and (x, y) != tuple(away_from):
+        norm = math.hypot(x - away_from[0], y - away_from[1])
+        out = ((x - away_from[0]) / norm, (y - away_from[1]) / norm)
+        directions = [d for d in directions if d[0] * out[0] + d[1] * out[1] >= 0.5 - 1e-9]
+    return max(directions, key=lambda d: min((math.hypot(x + reach * d[0] - ox, y + reach * d[1] - oy)
+                                              for ox, oy in obstacles), default=0.0))
+
+
 def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mapping[str, float], ax,
-                   on_node: Collection[str] = (), size: int = 8,
-                   nudge: Optional[Mapping[str, tuple[float, float]]] = None) -> None:
+                   on_node: Collection[str] = (), label_size: float = 8,
+                   nudge: Optional[Mapping[str, tuple[float, float]]] = None, clear_hubs: bool = False) -> None:
     """Each node's name beside it on a white box, an anchor's in red with ``anchor <cosine>`` as its
     second line: a node with several edges in the widest gap between them (:func:`_free_direction`);
     a leaf above or below, on the side away from its one edge (a name written sideways would run
@@ -135,6 +152,11 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
     xs, ys = [x for x, _ in pos.values()] or [0.0], [y for _, y in pos.values()] or [0.0]
     off = 0.05 * max((max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0)
     box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.9}
+    obstacles = list(pos.values()) + [  # nodes, and points along every drawn edge
+        (a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])) for e in eids
+        for a, b in [(pos.get(memory.edge(e).subject), pos.get(memory.edge(e).object))] if a and b
+        for t in (0.2, 0.35, 0.5, 0.65, 0.8)]
+    centre = (sum(xs) / len(xs), sum(ys) / len(ys))
     for node, (x, y) in pos.items():
         around = [pos[n] for n in neighbours.get(node, ()) if n in pos and n != node]
         ux, uy = _free_direction(x, y, around)
@@ -144,6 +166,8 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
         reach, leader = off, None
         if node in on_node and len(around) > 2:
             if anchor:  # an anchor hub: out in its widest gap, a thin line back to the ring, which stays visible
+                if clear_hubs:  # pointing away from the drawing's centre, the clearest of nodes and edges
+                    ux, uy = _clearest_direction(x, y, HUB_LABEL_REACH * off, obstacles, away_from=centre)
                 reach, leader = HUB_LABEL_REACH * off, {"arrowstyle": "-", "color": ANCHOR_COLOUR, "lw": 0.8,
                                                         "shrinkA": 0, "shrinkB": 14}
             else:
@@ -152,7 +176,7 @@ def _label_outward(memory, eids: Sequence[int], pos: dict, anchor_scores: Mappin
         nx_off, ny_off = (nudge or {}).get(node, (0.0, 0.0))   # a caller's shift, in label offsets
         ax.annotate(f"{name}\nanchor {anchor_scores[node]:.2f}" if anchor else name, xy=(x, y),
                     xytext=(x + reach * ux + nx_off * off, y + reach * uy + ny_off * off), arrowprops=leader,
-                    color=ANCHOR_COLOUR if anchor else "black", fontsize=size, bbox=box, zorder=6,
+                    color=ANCHOR_COLOUR if anchor else "black", fontsize=label_size, bbox=box, zorder=6,
                     multialignment="center", ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
                     va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
     ax.margins(x=0.2, y=0.16)  # room for the names of the outermost nodes
