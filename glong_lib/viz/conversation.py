@@ -75,7 +75,8 @@ def plot_session_timeline(conversations, span_days: Optional[float] = None, titl
         ax.set_title(titles[row] if titles else f"{c.id}: {' & '.join(c.speakers)}", fontsize=10)
         for spine in ("left", "right", "top"):
             ax.spines[spine].set_visible(False)
-    key = [Line2D([], [], marker="o", ls="", color="tab:blue", label="gap before it given by the data (or first session)"),
+    key = [Line2D([], [], marker="o", ls="", color="tab:blue",
+                  label="gap before it given by the data (or first session)"),
            Line2D([], [], marker="o", ls="", mfc="white", color="tab:blue", label="gap before it unknown, so assumed")]
     fig.legend(handles=key, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
