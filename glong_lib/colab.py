@@ -19,14 +19,10 @@ BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 _COLAB_LINK = re.compile(r"https://colab\.research\.google\.com/github/[^)\s]+?/(notebooks/[\w.-]+\.ipynb)")
 
 #: The first code cell of every notebook; ``{repo}`` is the repository URL.
-SETUP_CELL = '''# Setup cell, the same in every notebook (written by `glong notebooks --sync-colab` from the
-# Repository URL in pyproject.toml). On Colab it installs the suite and the bundled offline
-# models once (quietly; a second run finds them and skips). Anywhere else it installs nothing:
-# `make setup` has installed everything. The profile is the parameters cell's PROFILE everywhere,
-# Colab's GPU runtimes included, so every run shows the notes' numbers until you change it.
-# Models a notebook trains or converts are cached beside it, in ./glong-cache (shared by the
-# notebooks of one folder), unless $GLONG_CACHE names another folder (`glong notebooks` and the
-# timing benchmark that made the committed outputs set it): the line printed below says which.
+SETUP_CELL = '''# Setup, the same in every notebook. On Colab it installs the suite and the bundled offline models
+# once; elsewhere it installs nothing. Models a notebook trains or converts are cached in
+# ./glong-cache beside it unless $GLONG_CACHE names another folder (the runs that made the committed
+# outputs set it); the line printed below says which.
 import importlib.util, os, subprocess, sys
 if "google.colab" in sys.modules:
     if importlib.util.find_spec("glong_lib") is None:

@@ -35,6 +35,7 @@ def test_each_gap_label_sits_between_its_two_sessions(cid):
         assert format_gap(gap_s) in label.get_text()
         if label.arrow_patch is not None:  # a close pair: the label names both sessions
             assert label.get_text().startswith(f"S{a.index}-S{b.index}:")
+    assert min(ax.get_xticks()) >= 0, "the clock starts at 0: no negative day on the axis"
     fig.canvas.draw()
     boxes = [Text.get_window_extent(t) for t in ax.texts]  # the words only, not a label's leader line
     for i, p in enumerate(boxes):

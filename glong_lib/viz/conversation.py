@@ -61,20 +61,23 @@ def plot_session_timeline(conversations, span_days: Optional[float] = None, titl
             gap = format_gap(gap_s) + ("" if s.gap_known else " (assumed)")
             if tight:  # one row lower, named, with a line up to the midpoint
                 ax.annotate(f"S{prev.index}-S{s.index}: {gap}", ((d0 + d1) / 2, 0), xytext=(0, -30),
-                            textcoords="offset points", ha="center", va="top", fontsize=8, color="0.3",
+                            textcoords="offset points", ha="center", va="top", fontsize=9, color="0.15",
                             arrowprops={"arrowstyle": "-", "color": "0.5", "lw": 0.8, "shrinkA": 0, "shrinkB": 5})
             else:
                 ax.annotate(gap, ((d0 + d1) / 2, 0), xytext=(0, -8), textcoords="offset points", ha="center",
-                            va="top", fontsize=8, color="0.3")
-        ax.set_xlim(-0.08 * span, 1.08 * span)
+                            va="top", fontsize=9, color="0.15")
+        ax.set_xlim(-0.08 * span, 1.08 * span)  # room for S1's label; the clock itself starts at 0
+        ax.set_xticks([t for t in ax.get_xticks() if 0 <= t <= 1.08 * span])
+        ax.spines["bottom"].set_bounds(0, 1.08 * span)
         ax.set_ylim(-1.6, 2)
         ax.set_yticks([])
         ax.set_xlabel("days since the conversation began (conversation clock)")
         ax.set_title(titles[row] if titles else f"{c.id}: {' & '.join(c.speakers)}", fontsize=10)
         for spine in ("left", "right", "top"):
             ax.spines[spine].set_visible(False)
-    key = [Line2D([], [], marker="o", ls="", color="tab:blue", label="gap given by the data"),
-           Line2D([], [], marker="o", ls="", mfc="white", color="tab:blue", label="gap assumed (unknown)")]
+    key = [Line2D([], [], marker="o", ls="", color="tab:blue",
+                  label="gap before it given by the data (or first session)"),
+           Line2D([], [], marker="o", ls="", mfc="white", color="tab:blue", label="gap before it unknown, so assumed")]
     fig.legend(handles=key, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
