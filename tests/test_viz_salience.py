@@ -89,3 +89,15 @@ def test_cross_attention_boxes_are_disjoint_and_inside_the_frame():
         assert -0.5 < box.get_x() and box.get_x() + box.get_width() < 2.5
     assert len({tuple(p.get_edgecolor()) for p in boxes}) == len(spans)
     plt.close(fig)
+
+
+def test_layer_curve_takes_its_colours():
+    """Notebook A1 draws the chosen mean in the blue its AUC figure gives it; unnamed curves keep the cycle."""
+    from matplotlib.colors import to_hex
+
+    from glong_lib.viz.salience import plot_layer_curve
+
+    fig = plot_layer_curve({"mean": [0.6, 0.7], "sum": [0.7, 0.8]}, chosen=1, colours={"mean": "#3b75af"})
+    lines = fig.axes[0].get_lines()
+    assert to_hex(lines[0].get_color()) == "#3b75af" and to_hex(lines[1].get_color()) != "#3b75af"
+    plt.close("all")
