@@ -45,10 +45,15 @@ POLL_S = 0.05
 _held = threading.local()  # this thread's exclusive locks: (device, inode) -> depth
 
 
+def _guard_flags() -> int:
+    """``O_NONBLOCK | O_NOFOLLOW`` where the platform has them (POSIX); 0 on Windows, which has neither."""
+    return getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
 def open_lock_file(path: Union[str, Path], exclusive: bool) -> Optional[int]:
     """The lock file's descriptor: created by a writer, read-only for a reader (None where there is
     none). Never through a symlink, never blocking on a FIFO put in its place, only a regular file."""
-    flags = ((os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY) | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    flags = ((os.O_RDWR | os.O_CREAT) if exclusive else os.O_RDONLY) | _guard_flags()
     try:
         fd = os.open(path, flags, 0o644)
     except OSError as e:
@@ -65,7 +70,7 @@ def holder_pid(path: Union[str, Path]) -> Optional[int]:
     """The pid the last exclusive holder wrote into the lock file, if that process still exists
     (None: none, unreadable, or ended)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | _guard_flags())
     except OSError:
         return None
     try:

@@ -47,3 +47,18 @@ def test_two_writers_and_a_reader_leave_every_memory_whole(tmp_path):
     assert all(r["failures"] == {} for r in reports), reports
     assert all(r["ok"] >= ROUNDS for r in reports[:2]), reports  # every round saved by both writers
     assert reports[2]["ok"] > 0, reports
+
+
+def test_lock_opens_where_the_platform_lacks_the_posix_flags(tmp_path, monkeypatch):
+    """Windows' os module has neither O_NONBLOCK nor O_NOFOLLOW: the lock must still open (it failed
+    with AttributeError before), and its holder still be read back."""
+    from glong_lib import locks
+    monkeypatch.delattr(os, "O_NONBLOCK", raising=False)
+    monkeypatch.delattr(os, "O_NOFOLLOW", raising=False)
+    path = tmp_path / ".glong.lock"
+    fd = locks.open_lock_file(path, exclusive=True)
+    try:
+        os.write(fd, str(os.getpid()).encode())
+    finally:
+        os.close(fd)
+    assert locks.holder_pid(path) == os.getpid()
