@@ -378,6 +378,17 @@ def test_plot_scores_can_leave_zeros_unlabelled():
     assert "0" not in texts(vx.plot_scores({"m": report}, intervals={"m": spans}, label_zeros=False))
 
 
+def test_plot_scores_zero_label_and_cap():
+    """A measured zero can read "0.00" (apart from "n/a"), and the y axis can stop lower."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    report = EX.evaluate_extraction([[Triple("a", "r", "b")], []], [[Triple("a", "r", "c")], []])
+    spans = {k: (0.0, 0.0) for k in report if isinstance(report[k], float)}
+    fig = vx.plot_scores({"m": report}, intervals={"m": spans}, zero_label="0.00", ymax=0.9)
+    assert "0.00" in [t.get_text() for t in fig.axes[0].texts] and fig.axes[0].get_ylim()[1] == 0.9
+
+
 def test_cli_extract_bad_input_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "glong-conversation", "id": "x", "speakers": [], "sessions": []}')
