@@ -78,6 +78,21 @@ def test_save_keeps_foreign_files_and_leaves_only_owned_ones(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]  # no temporary or old folders beside it
 
 
+def test_the_public_name_rules_match_what_a_save_writes_and_deletes(tmp_path):
+    """OWNED_NAME and LEFTOVER_NAME are public (the A2 notebook re-implements them): a saved data
+    file matches the first, a killed save's temporary file the second, and a save deletes only those."""
+    folder = tmp_path / "m"
+    chain().save(folder)
+    manifest = json.loads((folder / P.MANIFEST_FILE).read_text())
+    assert all(P.OWNED_NAME.match(e["name"]) for e in manifest["files"].values())
+    planted = [".manifest.json.x1y2.tmp", "memory-0000000000000000.json", "memory-0123456789ABCDEF.json"]
+    for name in planted:
+        (folder / name).write_text("left")
+    assert [bool(P.OWNED_NAME.match(n) or P.LEFTOVER_NAME.match(n)) for n in planted] == [True, True, False]
+    chain().save(folder)
+    assert [(folder / n).exists() for n in planted] == [False, False, True]
+
+
 def test_saving_the_same_memory_twice_is_byte_identical(tmp_path):
     mem = chain()
     mem.save(tmp_path / "a")

@@ -61,16 +61,17 @@ MANIFEST_FILE = "manifest.json"
 MAX_MANIFEST_BYTES = 1 << 20
 #: The metadata file of the first layout (format 1, no manifest): recognised only to be refused.
 _FORMAT_ONE_FILE = "memory.json"
-_OWNED = re.compile(r"^(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss)$")
+#: A data file's name: ``memory-`` or ``entities-``, 16 lowercase hex digits of its SHA-256, its suffix.
+OWNED_NAME = re.compile(r"^(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss)$")
 #: Temporary files of an interrupted save (``io.atomic_write_bytes`` names them ``.<name>.<random>.tmp``).
-_LEFTOVER = re.compile(r"^\.(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss|manifest\.json)\.[^./]+\.tmp$")
+LEFTOVER_NAME = re.compile(r"^\.(memory-[0-9a-f]{16}\.json|entities-[0-9a-f]{16}\.faiss|manifest\.json)\.[^./]+\.tmp$")
 
 
 # --------------------------------------------------------------------------- saving
 
 def _owned_files(folder: Path) -> list[Path]:
     """The memory's data files and the temporary files a killed save left (under the save's lock)."""
-    return [p for p in folder.iterdir() if _OWNED.match(p.name) or _LEFTOVER.match(p.name)]
+    return [p for p in folder.iterdir() if OWNED_NAME.match(p.name) or LEFTOVER_NAME.match(p.name)]
 
 
 def _is_memory_folder(folder: Path) -> bool:
@@ -104,7 +105,7 @@ def check_target(directory: PathLike) -> Path:
         refuse_format_one(folder)
     # the lock and the data files of a first save not yet committed (or killed) are ours too
     if (folder.is_dir() and not _is_memory_folder(folder)
-            and any(p.name != LOCK_FILE and not _OWNED.match(p.name) and not _LEFTOVER.match(p.name)
+            and any(p.name != LOCK_FILE and not OWNED_NAME.match(p.name) and not LEFTOVER_NAME.match(p.name)
                     for p in folder.iterdir())):
         raise DataError("folder holds other files and no glong memory; refusing to write into it", path=folder)
     return folder
@@ -211,7 +212,7 @@ def _verified_bytes(folder: Path, entry: Any, what: str) -> bytes:
     if not isinstance(entry, dict) or not all(k in entry for k in ("name", "bytes", "sha256")):
         raise DataError(f"manifest entry for the {what} is malformed", path=manifest)
     name, size = entry["name"], entry["bytes"]
-    if not isinstance(name, str) or not _OWNED.match(name):
+    if not isinstance(name, str) or not OWNED_NAME.match(name):
         raise DataError(f"manifest names an unexpected {what} file {name!r}", path=manifest)
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise DataError(f"manifest gives the {what} file a bad size {size!r}", path=manifest)
