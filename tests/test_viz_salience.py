@@ -101,3 +101,16 @@ def test_layer_curve_takes_its_colours():
     lines = fig.axes[0].get_lines()
     assert to_hex(lines[0].get_color()) == "#3b75af" and to_hex(lines[1].get_color()) != "#3b75af"
     plt.close("all")
+
+
+def test_cross_attention_quotes_bare_punctuation_labels():
+    """A relation's underscore or a full stop as a tick label is quoted, so it does not read as an empty label."""
+    from glong_lib.viz.salience import plot_cross_attention
+
+    result = SimpleNamespace(attention=np.full((4, 3), 0.1), spans=[(0, 4)], input_tokens=["▁Leo", "_", "▁like", "."],
+                             summary_tokens=["▁he", "'", "."], summary="he'.", weights=[1.0],
+                             triples=[Triple("Leo", "like_food", "pasta")])
+    fig = plot_cross_attention(result)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["Leo", "'_'", "like", "'.'"]
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["he", "'", "'.'"]
+    plt.close(fig)

@@ -21,8 +21,11 @@ def _span_line(k: int) -> str:
 
 
 def _clean(token: str) -> str:
-    """Word pieces as a reader expects them ("##ver" -> "-ver", "▁Maya" -> "Maya")."""
-    return token.replace("▁", "").replace("Ġ", "").replace("##", "-") or "␣"
+    """Word pieces as a reader expects them ("##ver" -> "-ver", "▁Maya" -> "Maya"); a bare punctuation
+    mark other than a quote is quoted ("_" -> "'_'") so that a tick label such as an underscore does not
+    read as empty."""
+    word = token.replace("▁", "").replace("Ġ", "").replace("##", "-") or "␣"
+    return f"'{word}'" if len(word) == 1 and not word.isalnum() and word not in "␣'\"" else word
 
 
 def _mark_spans(ax, spans, labels, n_cols: int, vertical: bool = False) -> None:
