@@ -119,3 +119,14 @@ def test_flat_triple_agent_is_g_long_without_the_graph_step():
     assert GLongAgent.retriever_class is AssociativeRetriever
     assert FlatTripleAgent.retriever_class is FlatEdgeRetriever and issubclass(FlatEdgeRetriever, AssociativeRetriever)
     assert FlatTripleAgent(None).name == "Flat triples"
+
+
+def test_drop_name_only_leaves_out_turns_that_recall_only_a_speakers_name():
+    conv = Conversation("c3", ["Kwame", "A"], [
+        Session(1, [Turn("S1:1", "Kwame", "Hello there."), Turn("S1:2", "A", "Hi!")]),
+        Session(2, [Turn("S2:1", "Kwame", "Busy week."), Turn("S2:2", "A", "Good to see you, Kwame.")])])
+    facts = {"c3": {1: ["Kwame likes tea."], 2: []}}
+    assert memory_turns([conv], facts, max_share=0.5) == {("c3", "S2:1"): {"kwame"}}  # the default keeps it
+    assert memory_turns([conv], facts, max_share=0.5, drop_name_only=True) == {}
+    # a turn that recalls a fact word is kept
+    assert memory_turns(CONVS, FACTS, max_share=0.5, drop_name_only=True) == memory_turns(CONVS, FACTS, max_share=0.5)

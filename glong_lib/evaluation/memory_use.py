@@ -26,7 +26,7 @@ from ..datasets.sampling import session_queries
 from ..errors import DataError
 from ..loaders import load_conversations, load_msc_persona_facts
 from ..schema import Conversation
-from ..text import SPECIFIC_SHARE, recalled_stems, specific_stems, uses_memory  # noqa: F401 (notebook 05)
+from ..text import SPECIFIC_SHARE, content_stems, recalled_stems, specific_stems, uses_memory  # noqa: F401 (notebook 05)
 from .metrics import paired_bootstrap
 
 #: (conversation id, turn id of the user's utterance) -> the stems the gold reply recalled.
@@ -34,15 +34,18 @@ MemoryTurns = dict[tuple[str, str], frozenset]
 
 
 def memory_turns(conversations: Sequence[Conversation], facts: Mapping[str, Mapping[int, Sequence[str]]],
-                 max_share: float = SPECIFIC_SHARE) -> MemoryTurns:
+                 max_share: float = SPECIFIC_SHARE, drop_name_only: bool = False) -> MemoryTurns:
     """Every turn of every conversation whose next turn (the gold reply) recalls an earlier session,
     keyed by (conversation id, the turn's id), with the stems it recalls. ``facts`` maps a
     conversation id to its sessions' gold persona facts (:func:`glong_lib.loaders.load_msc_persona_facts`);
-    specific stems are counted over every utterance of ``conversations``."""
+    specific stems are counted over every utterance of ``conversations``. ``drop_name_only`` leaves
+    out turns that recall only a speaker's name: every prompt's instruction names the user, so such
+    a word reaches prompt and reply without any memory."""
     specific = specific_stems((t.text for c in conversations for t in c.turns()), max_share)
     out: MemoryTurns = {}
     for conv in conversations:
         by_session = facts.get(conv.id, {})
+        names = {w for s in conv.speakers for w in content_stems(s)} if drop_name_only else set()
         for session in conv.sessions:
             earlier = [f for index, fs in by_session.items() if index < session.index for f in fs]
             if not earlier:
@@ -50,7 +53,7 @@ def memory_turns(conversations: Sequence[Conversation], facts: Mapping[str, Mapp
             turns = session.turns
             for j in range(len(turns) - 1):
                 recalled = recalled_stems(turns[j + 1].text, [t.text for t in turns[: j + 1]], earlier, specific)
-                if recalled:
+                if recalled and not (drop_name_only and set(recalled) <= names):
                     out[(conv.id, turns[j].id)] = recalled
     return out
 
