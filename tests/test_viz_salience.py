@@ -114,3 +114,15 @@ def test_cross_attention_quotes_bare_punctuation_labels():
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["Leo", "'_'", "like", "'.'"]
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["he", "'", "'.'"]
     plt.close(fig)
+
+
+def test_layer_curve_chosen_mark_takes_the_colour_given():
+    """Notebook A1 marks the chosen layer in the blue its AUC figure gives the choice."""
+    from matplotlib.colors import to_hex
+
+    from glong_lib.viz.salience import plot_layer_curve
+
+    fig = plot_layer_curve({"mean": [0.6, 0.7]}, chosen=1, chosen_colour="#3b75af")
+    marks = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "chosen: layer 1"]
+    assert len(marks) == 1 and to_hex(marks[0].get_color()) == "#3b75af"
+    plt.close("all")

@@ -237,16 +237,18 @@ def plot_dialogue_attention(result, ax=None, title: Optional[str] = None, width:
 
 def plot_layer_curve(curves: dict, chosen: Optional[int] = None, ax=None,
                      title: str = "Which layer's attention tracks the summary? (selection split)",
-                     chance_label: str = "chance (0.5)", colours: Optional[dict] = None):
+                     chance_label: str = "chance (0.5)", colours: Optional[dict] = None,
+                     chosen_colour: str = "#c44e52"):
     """Mean within-dialogue AUC per layer, one line per aggregate; the chosen layer marked; the
     dashed chance line named ``chance_label`` in the legend ("" for no entry). ``colours`` maps a
-    curve's name to its colour, so a setting keeps the colour another figure gave it."""
+    curve's name to its colour, so a setting keeps the colour another figure gave it;
+    ``chosen_colour`` lets the chosen-layer mark match the colour other figures give the choice."""
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.2))
     for name, values in curves.items():
         ax.plot(range(len(values)), values, marker="o", ms=3, label=name, color=(colours or {}).get(name))
     if chosen is not None:
-        ax.axvline(chosen, color="#c44e52", lw=1, ls=":", label=f"chosen: layer {chosen}")
+        ax.axvline(chosen, color=chosen_colour, lw=1, ls=":", label=f"chosen: layer {chosen}")
     ax.axhline(0.5, color="k", lw=0.8, ls="--", label=chance_label or None)
     ax.set_xlabel("decoder layer (0 = first)")
     ax.set_ylabel("mean within-dialogue AUC")
