@@ -389,6 +389,24 @@ def test_plot_scores_zero_label_and_cap():
     assert "0.00" in [t.get_text() for t in fig.axes[0].texts] and fig.axes[0].get_ylim()[1] == 0.9
 
 
+def test_plot_scores_draws_no_zero_width_whisker():
+    """An interval [0, 0] (nothing to resample) draws no whisker, only its label."""
+    import matplotlib
+    from matplotlib.container import ErrorbarContainer
+
+    matplotlib.use("Agg")
+    report = EX.evaluate_extraction([[Triple("a", "r", "b")], []], [[Triple("a", "r", "c")], []])
+    zero = {k: (0.0, 0.0) for k in report if isinstance(report[k], float)}
+    wide = {k: (0.0, 0.5) for k in zero}
+
+    def whiskers(spans):
+        """The error bars drawn on the chart."""
+        fig = vx.plot_scores({"m": report}, intervals={"m": spans})
+        return sum(isinstance(c, ErrorbarContainer) for c in fig.axes[0].containers)
+
+    assert whiskers(zero) == 0 and whiskers(wide) > 0
+
+
 def test_cli_extract_bad_input_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "glong-conversation", "id": "x", "speakers": [], "sessions": []}')

@@ -58,7 +58,7 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
     """Grouped bars of the main measures, one colour per model (e.g. zero-shot, fine-tuned).
     ``bars`` chooses the measures ((label, report key) pairs, default :data:`SCORE_BARS`);
     ``intervals`` (model -> report key -> (low, high), e.g. bootstrap 95% intervals) draws a
-    whisker on each bar that has one (NaN: none), with the value written above it. A measure with
+    whisker on each bar that has one (NaN or zero width: none), with the value written above it. A measure with
     nothing to score (:func:`undefined_score`: relation accuracy with no aligned triple) gets no bar
     and the label "n/a" instead of a value. ``label_zeros=False`` leaves bars at 0 unlabelled, so a
     chart with many zero scores does not carry a row of "0" along its baseline; ``zero_label``
@@ -84,7 +84,7 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
         for xi, v, na, (_, key) in zip(xs, values, missing, bars):
             lo, hi = given.get(key, (float("nan"), float("nan")))
             top = v
-            if not na and np.isfinite(lo) and np.isfinite(hi):
+            if not na and np.isfinite(lo) and np.isfinite(hi) and hi > lo:  # a zero-width one: no stray tick
                 ax.errorbar([xi], [v], yerr=[[max(0.0, v - lo)], [max(0.0, hi - v)]], fmt="none", ecolor="black",
                             elinewidth=0.9, capsize=2)
                 top = max(v, hi)
