@@ -54,15 +54,14 @@ def undefined_score(report: dict[str, Any], key: str) -> bool:
 def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extraction on the gold turns",
                 bars: Sequence[tuple[str, str]] = SCORE_BARS,
                 intervals: Optional[dict[str, dict[str, tuple[float, float]]]] = None, label_zeros: bool = True,
-                zero_label: str = "0", ymax: float = 1.1):
+                ymax: float = 1.1):
     """Grouped bars of the main measures, one colour per model (e.g. zero-shot, fine-tuned).
     ``bars`` chooses the measures ((label, report key) pairs, default :data:`SCORE_BARS`);
     ``intervals`` (model -> report key -> (low, high), e.g. bootstrap 95% intervals) draws a
     whisker on each bar that has one (NaN or zero width: none), with the value written above it. A measure with
     nothing to score (:func:`undefined_score`: relation accuracy with no aligned triple) gets no bar
     and the label "n/a" instead of a value. ``label_zeros=False`` leaves bars at 0 unlabelled, so a
-    chart with many zero scores does not carry a row of "0" along its baseline; ``zero_label``
-    (e.g. "0.00") is the text of a measured zero, so it reads apart from "n/a"; ``ymax`` caps the
+    chart with many zero scores does not carry a row of "0" along its baseline; ``ymax`` caps the
     y axis lower when every whisker is short, so small bars stay visible."""
     import matplotlib.pyplot as plt
     import numpy as np
@@ -88,7 +87,7 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
                 ax.errorbar([xi], [v], yerr=[[max(0.0, v - lo)], [max(0.0, hi - v)]], fmt="none", ecolor="black",
                             elinewidth=0.9, capsize=2)
                 top = max(v, hi)
-            label = "n/a" if na else zero_label if v == 0 else f"{v:.2f}"  # "0": narrow, neighbours clear
+            label = "n/a" if na else "0" if v == 0 else f"{v:.2f}"  # "0": narrow, neighbours clear
             if v != 0 or na or label_zeros:
                 ax.text(xi, top + 0.015, label, ha="center", va="bottom", fontsize=8.5)
     ax.set_xticks(x, [label for label, _ in bars], fontsize=9)
