@@ -4,7 +4,7 @@ inside tests/ or notebooks/ would be imported twice under the same module name).
 * Offline: no model hub.
 * Notebooks run once each, in smoke mode (``tests/test_notebooks.py``), with figures sent to a
   scratch folder so the committed figures/ stay as the full run left them (``viz.save_figure``
-  honours GLONG_FIGURES_DIR); the outputs of cells marked NBVAL_CHECK_OUTPUT (which do not depend
+  honours GLONG_FIGURES_DIR); the outputs of cells tagged nbval-check-output (which do not depend
   on the mode) are compared with the committed ones there.
 * Fixtures for the sample data and the real data sets (skipped where GLONG_REAL_DATA is unset).
 * Hermetic: the suite never reads or writes the user's model cache or home folder. One scratch folder
