@@ -126,3 +126,15 @@ def test_layer_curve_chosen_mark_takes_the_colour_given():
     marks = [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "chosen: layer 1"]
     assert len(marks) == 1 and to_hex(marks[0].get_color()) == "#3b75af"
     plt.close("all")
+
+
+def test_added_value_labels_take_the_font_size_given():
+    from glong_lib.viz.salience import plot_added_value
+    added = {"added": {"value": -0.001, "low": -0.039, "high": 0.036}, "covariates": 0.774,
+             "covariates + weight": 0.773}
+    for size in (8, 12):
+        ax = plot_added_value(added, fontsize=size).axes[0]
+        label = next(t for t in ax.texts if "[" in t.get_text())
+        assert label.get_fontsize() == size
+        assert ax.get_yticklabels()[0].get_fontsize() == size
+        plt.close("all")

@@ -258,22 +258,23 @@ def plot_layer_curve(curves: dict, chosen: Optional[int] = None, ax=None,
 
 
 def plot_added_value(added: dict, ax=None,
-                     title: str = "Added AUC from the weight (report split)"):
+                     title: str = "Added AUC from the weight (report split)", fontsize: float = 8):
     """The paired difference (covariates + weight minus covariates alone) as a point with its 95%
-    interval, on an axis centred on 0 (no difference); the two AUCs are named in the row label."""
+    interval, on an axis centred on 0 (no difference); the two AUCs are named in the row label.
+    ``fontsize`` sets the value label and the row label, so a larger figure can carry a readable one."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 1.8))
     d = added["added"]
     ax.errorbar([d["value"]], [0], xerr=[[d["value"] - d["low"]], [d["high"] - d["value"]]], fmt="o",
                 color="#3b75af", ecolor="k", capsize=4)
     ax.text(d["value"], 0.25, f"{d['value']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]", ha="center",
-            va="bottom", fontsize=8, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+            va="bottom", fontsize=fontsize, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
     ax.axvline(0, color="k", lw=0.8, ls="--", zorder=0)
     reach = max(abs(d["low"]), abs(d["high"]), 0.01) * 1.6
     ax.set_xlim(-reach, reach)
     ax.set_ylim(-0.6, 0.8)
     ax.set_yticks([0], [f"with weight {added['covariates + weight']:.3f}\n"
-                        f"minus covariates {added['covariates']:.3f}"], fontsize=8)
+                        f"minus covariates {added['covariates']:.3f}"], fontsize=fontsize)
     ax.set_xlabel("added AUC, 95% dialogue-bootstrap interval (dashed: adds nothing)")
     ax.set_title(title, fontsize=10)
     return ax.figure
