@@ -156,11 +156,12 @@ def answer_only_collator(tok):
 
 
 def training_arguments(settings: TrainSettings, output_dir: PathLike, total_steps: int, eval_every: int,
-                       has_dev: bool = True, device: Optional[str] = None):
+                       has_dev: bool = True, device: Optional[str] = None, progress: bool = True):
     """The ``transformers.TrainingArguments`` of a LoRA run: the settings' batch size, steps (or
     epochs) and learning rate, a cosine schedule with 5% warm-up, no weight decay, about 20 loss
     logs, a dev-loss evaluation every ``eval_every`` steps, nothing saved mid-run, the seed for both
-    model and data order, and fp16 only where a 4-bit model trains on a GPU."""
+    model and data order, and fp16 only where a 4-bit model trains on a GPU (``progress=False``: no
+    progress bar)."""
     from transformers import TrainingArguments
 
     return TrainingArguments(
@@ -171,22 +172,35 @@ def training_arguments(settings: TrainSettings, output_dir: PathLike, total_step
         eval_strategy="steps" if has_dev else "no", eval_steps=eval_every,
         save_strategy="no", report_to="none", seed=settings.seed, data_seed=settings.seed, dataloader_num_workers=0,
         use_cpu=choose_device(device) == "cpu", fp16=settings.quantize_4bit,
-        disable_tqdm=False, remove_unused_columns=False)
+        disable_tqdm=not progress, remove_unused_columns=False)
+
+
+def make_trainer(model, tok, args, train, dev=None, callbacks: Sequence = (), progress: bool = True):
+    """A transformers ``Trainer`` with the answer-only collator; ``progress=False`` also drops the
+    log lines it would print instead of a progress bar, so a notebook shows only what it prints itself."""
+    from transformers import Trainer
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from transformers.utils.notebook import NotebookProgressCallback
+
+    trainer = Trainer(model=model, args=args, train_dataset=train, eval_dataset=dev,
+                      data_collator=answer_only_collator(tok), processing_class=tok, callbacks=list(callbacks))
+    if not progress:
+        for quiet in (PrinterCallback, ProgressCallback, NotebookProgressCallback):
+            trainer.remove_callback(quiet)
+    return trainer
 
 
 def run_training(model, tok, settings: TrainSettings, train, dev=None, total_steps: Optional[int] = None,
                  eval_every: Optional[int] = None, device: Optional[str] = None,
-                 callbacks: Sequence = ()) -> tuple[list[dict], float]:
+                 callbacks: Sequence = (), progress: bool = True) -> tuple[list[dict], float]:
     """Train ``model`` with transformers ``Trainer`` on the examples ``train`` (a ``datasets.Dataset``;
     ``dev`` scored every ``eval_every`` steps when given) and return (log history, seconds). Checkpoints
     go to a scratch folder that is removed; the tokenizer pads on the left again afterwards."""
-    from transformers import Trainer
-
     total_steps = settings.max_steps if total_steps is None else total_steps
     with tempfile.TemporaryDirectory() as scratch:
-        args = training_arguments(settings, scratch, total_steps, eval_every or total_steps, dev is not None, device)
-        trainer = Trainer(model=model, args=args, train_dataset=train, eval_dataset=dev,
-                          data_collator=answer_only_collator(tok), processing_class=tok, callbacks=list(callbacks))
+        args = training_arguments(settings, scratch, total_steps, eval_every or total_steps, dev is not None, device,
+                                  progress)
+        trainer = make_trainer(model, tok, args, train, dev, callbacks, progress)
         start = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - start

@@ -621,3 +621,21 @@ def test_adapter_key_covers_truncation_and_quantisation():
     base = ex.train_settings(pairs, "paper")
     assert base.key() != ex.train_settings(pairs, with_overrides("paper", extractor__quantize_4bit=False)).key()
     assert base.key() != ex.train_settings(pairs, with_overrides("paper", extractor__max_length=512)).key()
+
+
+def test_a_quiet_trainer_shows_no_progress_and_prints_no_log_lines(tmp_path):
+    """Notebooks pass progress=False: no progress widget, and no log dicts printed in its place."""
+    import torch
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+    from transformers.utils.notebook import NotebookProgressCallback
+
+    from glong_lib.lora import make_trainer, training_arguments
+
+    settings = ex.train_settings(ex.load_pairs()[:8], "offline", 1, 42)
+    noisy = (PrinterCallback, ProgressCallback, NotebookProgressCallback)
+    for progress in (True, False):
+        args = training_arguments(settings, tmp_path, 1, 1, has_dev=False, device="cpu", progress=progress)
+        assert args.disable_tqdm is not progress
+        trainer = make_trainer(torch.nn.Linear(2, 2), None, args, [], progress=progress)
+        shown = [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, noisy)]
+        assert bool(shown) is progress

@@ -1,5 +1,5 @@
 """The offline extractor adapter ships inside the package (data/extractor/offline): a class or a Colab
-CPU runtime cannot wait the ~20 minutes its 400 LoRA steps take on 2 cores. Its ``training.json``
+CPU runtime cannot wait the ~40 minutes (2,421 s recorded) its 400 LoRA steps take on 2 cores. Its ``training.json``
 records the recipe key; a change of recipe (steps, pairs, prompt, LoRA settings, seed, base model) fails
 here until the adapter is re-trained (docs/development.md: ``glong train-extractor --out DIR``, keep the
 adapter files, training.json and the marker)."""

@@ -58,7 +58,7 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "offline": Profile(
         name="offline", encoder=BUNDLED_MINILM,
-        # 400 steps of 4 pairs at lr 1e-3: about 1.9 epochs of the shipped pairs, 18 minutes on 2 cores.
+        # 400 steps of 4 pairs at lr 1e-3: about 1.9 epochs of the shipped pairs, 2,421 s on 2 cores.
         # benchmarks/bench_extractor_steps.py (one run, snapshots at 80-400 steps): normalised F1 on the
         # shipped dev split 0.12 / 0.26 / 0.37 / 0.30 / 0.39, on held-out PersonaExt 0.13 / 0.16 / 0.23 /
         # 0.25 / 0.18. Small batches and the larger lr: the paper's 2e-4 is for 10 epochs and, in one,
