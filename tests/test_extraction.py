@@ -389,6 +389,22 @@ def test_plot_scores_y_cap():
     assert "0" in [t.get_text() for t in fig.axes[0].texts] and fig.axes[0].get_ylim()[1] == 0.9
 
 
+def test_plot_scores_label_decimals():
+    """Bar labels can carry the precision the prose quotes (0.067, not 0.07)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    report = EX.evaluate_extraction([[Triple("a", "r", "b")] + [Triple("a", "r", str(i)) for i in range(14)]],
+                                    [[Triple("a", "r", "b")]])
+    spans = {k: (0.0, 0.5) for k in report if isinstance(report[k], float)}
+
+    def texts(**kw):
+        """The labels written on the chart."""
+        return [t.get_text() for t in vx.plot_scores({"m": report}, intervals={"m": spans}, **kw).axes[0].texts]
+
+    assert "0.07" in texts() and "0.067" in texts(decimals=3) and "0.07" not in texts(decimals=3)
+
+
 def test_plot_scores_draws_no_zero_width_whisker():
     """An interval [0, 0] (nothing to resample) draws no whisker, only its label."""
     import matplotlib

@@ -54,7 +54,7 @@ def undefined_score(report: dict[str, Any], key: str) -> bool:
 def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extraction on the gold turns",
                 bars: Sequence[tuple[str, str]] = SCORE_BARS,
                 intervals: Optional[dict[str, dict[str, tuple[float, float]]]] = None, label_zeros: bool = True,
-                ymax: float = 1.1):
+                ymax: float = 1.1, decimals: int = 2):
     """Grouped bars of the main measures, one colour per model (e.g. zero-shot, fine-tuned).
     ``bars`` chooses the measures ((label, report key) pairs, default :data:`SCORE_BARS`);
     ``intervals`` (model -> report key -> (low, high), e.g. bootstrap 95% intervals) draws a
@@ -62,7 +62,8 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
     nothing to score (:func:`undefined_score`: relation accuracy with no aligned triple) gets no bar
     and the label "n/a" instead of a value. ``label_zeros=False`` leaves bars at 0 unlabelled, so a
     chart with many zero scores does not carry a row of "0" along its baseline; ``ymax`` caps the
-    y axis lower when every whisker is short, so small bars stay visible."""
+    y axis lower when every whisker is short, so small bars stay visible; ``decimals`` sets the labels'
+    precision, so a chart can show the values as the prose beside it quotes them."""
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -77,7 +78,7 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
         bars_drawn = ax.bar(xs, values, width, label=name)
         given = (intervals or {}).get(name)
         if not given:
-            ax.bar_label(bars_drawn, labels=["n/a" if na else f"{v:.2f}" for v, na in zip(values, missing)],
+            ax.bar_label(bars_drawn, labels=["n/a" if na else f"{v:.{decimals}f}" for v, na in zip(values, missing)],
                          fontsize=8.5, padding=1)
             continue
         for xi, v, na, (_, key) in zip(xs, values, missing, bars):
@@ -87,7 +88,7 @@ def plot_scores(reports: dict[str, dict[str, Any]], title: str = "Triple extract
                 ax.errorbar([xi], [v], yerr=[[max(0.0, v - lo)], [max(0.0, hi - v)]], fmt="none", ecolor="black",
                             elinewidth=0.9, capsize=2)
                 top = max(v, hi)
-            label = "n/a" if na else "0" if v == 0 else f"{v:.2f}"  # "0": narrow, neighbours clear
+            label = "n/a" if na else "0" if v == 0 else f"{v:.{decimals}f}"  # "0": narrow, neighbours clear
             if v != 0 or na or label_zeros:
                 ax.text(xi, top + 0.015, label, ha="center", va="bottom", fontsize=8.5)
     ax.set_xticks(x, [label for label, _ in bars], fontsize=9)
