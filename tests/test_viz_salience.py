@@ -116,6 +116,18 @@ def test_cross_attention_quotes_bare_punctuation_labels():
     plt.close(fig)
 
 
+def test_cross_attention_takes_a_label_size():
+    """Notebook 02 draws its token labels larger than the default so they read at notebook width."""
+    from glong_lib.viz.salience import plot_cross_attention
+
+    result = SimpleNamespace(attention=np.full((2, 2), 0.1), spans=[(0, 2)], input_tokens=["▁Leo", "▁pasta"],
+                             summary_tokens=["▁he", "."], summary="he.", weights=[1.0],
+                             triples=[Triple("Leo", "like_food", "pasta")])
+    ax = plot_cross_attention(result, fontsize=10).axes[0]
+    assert {t.get_fontsize() for t in ax.get_yticklabels() + ax.get_xticklabels()} == {10}
+    plt.close("all")
+
+
 def test_layer_curve_chosen_mark_takes_the_colour_given():
     """Notebook A1 marks the chosen layer in the blue its AUC figure gives the choice."""
     from matplotlib.colors import to_hex

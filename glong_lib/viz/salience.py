@@ -42,11 +42,11 @@ def _mark_spans(ax, spans, labels, n_cols: int, vertical: bool = False) -> None:
 
 
 def plot_cross_attention(result, ax=None, title: Optional[str] = None, label_width: int = 44,
-                         max_triples: Optional[int] = None, row_height: float = 0.22):
+                         max_triples: Optional[int] = None, row_height: float = 0.22, fontsize: float = 8):
     """Heatmap of Eq. 1's A (input tokens down, summary tokens across), each triple boxed and
     labelled with its weight on the right. ``max_triples`` draws only the input rows up to the end of
     the first that many triples (a long input stays legible; the title says so); ``row_height`` is
-    the figure's inches per input row."""
+    the figure's inches per input row; ``fontsize`` sizes the token labels (larger needs taller rows)."""
     shown = len(result.triples) if max_triples is None else max(0, min(int(max_triples), len(result.triples)))
     spans = list(result.spans[:shown])
     A = result.attention if max_triples is None else result.attention[:max((b for _, b in spans), default=0)]
@@ -54,8 +54,8 @@ def plot_cross_attention(result, ax=None, title: Optional[str] = None, label_wid
     if ax is None:
         _, ax = plt.subplots(figsize=(min(4 + 0.32 * m, 16), min(2 + row_height * n, 24)))
     im = ax.imshow(A, aspect="auto", cmap="viridis", interpolation="nearest")
-    ax.set_yticks(range(n), [_clean(t) for t in result.input_tokens[:n]], fontsize=8)
-    ax.set_xticks(range(m), [_clean(t) for t in result.summary_tokens], fontsize=8, rotation=70, ha="right")
+    ax.set_yticks(range(n), [_clean(t) for t in result.input_tokens[:n]], fontsize=fontsize)
+    ax.set_xticks(range(m), [_clean(t) for t in result.summary_tokens], fontsize=fontsize, rotation=70, ha="right")
     ax.set_xlabel("summary token y_j (generated, then re-read teacher-forced)")
     ax.set_ylabel("input token x_i (linearised triples)")
     labels = [f"T{k + 1}  w={w:.2f}  " + textwrap.shorten(t.text(), label_width)
