@@ -71,6 +71,18 @@ def test_auc_bars_take_their_colours_and_key():
     plt.close("all")
 
 
+def test_auc_bars_set_their_label_size():
+    """Notebook A1 draws a wide AUC figure and needs value labels and legend larger than the default."""
+    from glong_lib.viz.salience import plot_auc
+
+    rows = [{"method": "chosen", "AUC": 0.762, "95% interval": "0.68-0.82"}, {"method": "random", "AUC": 0.521}]
+    ax = plot_auc(rows, key=[("#3b75af", "chosen")], fontsize=11).axes[0]
+    assert [t.get_fontsize() for t in ax.texts] == [11, 11]
+    assert [t.get_text() for t in ax.texts] == ["0.762", "0.521"]
+    assert ax.get_legend().get_texts()[0].get_fontsize() == 11
+    plt.close("all")
+
+
 def test_cross_attention_boxes_are_disjoint_and_inside_the_frame():
     """Each triple's box shows in its own colour: no box shares a line with the frame or a neighbour."""
     from glong_lib.viz.salience import plot_cross_attention

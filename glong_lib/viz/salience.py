@@ -122,7 +122,8 @@ def plot_triple_weights(triples, weights: Sequence[float], ax=None, title: str =
 
 def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track the reference summary?",
              chance_label: str = "chance", xmin: float = 0.0, decimals: int = 3,
-             colours: Optional[Sequence[str]] = None, key: Sequence[tuple[str, str]] = ()):
+             colours: Optional[Sequence[str]] = None, key: Sequence[tuple[str, str]] = (),
+             fontsize: float = 8):
     """Bars of AUC per method (rows with 'method' and 'AUC'), the chance line at 0.5 (named
     ``chance_label`` under its tick on the x axis; "" for none). Each value label sits right of its
     interval's upper end; one that would run past the right frame goes inside its bar, left of the
@@ -130,7 +131,8 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
     labels are rounded to ``decimals`` digits, trailing zeros dropped (as the stored values print).
     ``colours`` gives each bar its colour (default: the first blue, the rest grey), so a reader can
     tell groups of rows apart; ``key``, (colour, meaning) pairs, says what they mean in a legend
-    right of the axes."""
+    right of the axes. ``fontsize`` sets the value labels and the legend, so a wide figure can
+    carry readable ones."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(rows)))
     names = [r["method"] for r in rows]
@@ -146,10 +148,10 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
             ax.plot([lo, hi], [i, i], color="k", lw=1.2)
         right = max(v, hi)
         if right + 0.1 > 1:  # no room before the frame: inside the bar, a clear gap left of the interval
-            ax.text(min(v, lo) - 0.02, i, f"{round(v, decimals):g}", va="center", ha="right", fontsize=8,
+            ax.text(min(v, lo) - 0.02, i, f"{round(v, decimals):g}", va="center", ha="right", fontsize=fontsize,
                     color="black" if colours[i] == "#9a9a9a" else "white")
         else:
-            ax.text(right + 0.015, i, f"{round(v, decimals):g}", va="center", fontsize=8)
+            ax.text(right + 0.015, i, f"{round(v, decimals):g}", va="center", fontsize=fontsize)
     ax.axvline(0.5, color="k", lw=0.8, ls="--")
     ax.set_xlim(xmin, 1)
     if chance_label:
@@ -162,7 +164,7 @@ def plot_auc(rows: Sequence[dict], ax=None, title: str = "Does the weight track 
         from matplotlib.patches import Patch
 
         ax.legend(handles=[Patch(color=c, label=t) for c, t in key], loc="upper left", bbox_to_anchor=(1.01, 1),
-                  fontsize=8)
+                  fontsize=fontsize)
     return ax.figure
 
 
