@@ -175,18 +175,17 @@ def training_arguments(settings: TrainSettings, output_dir: PathLike, total_step
         disable_tqdm=not progress, remove_unused_columns=False)
 
 
-def make_trainer(model, tok, args, train, dev=None, callbacks: Sequence = (), progress: bool = True):
-    """A transformers ``Trainer`` with the answer-only collator; ``progress=False`` also drops the
-    log lines it would print instead of a progress bar, so a notebook shows only what it prints itself."""
+def make_trainer(model, tok, args, train, dev=None, callbacks: Sequence = ()):
+    """A transformers ``Trainer`` with the answer-only collator. With ``args.disable_tqdm`` (see
+    :func:`training_arguments`) ``Trainer`` prints each log dict instead of a progress bar; that printer
+    is dropped too, so a notebook shows only what it prints itself."""
     from transformers import Trainer
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
-    from transformers.utils.notebook import NotebookProgressCallback
+    from transformers.trainer_callback import PrinterCallback
 
     trainer = Trainer(model=model, args=args, train_dataset=train, eval_dataset=dev,
                       data_collator=answer_only_collator(tok), processing_class=tok, callbacks=list(callbacks))
-    if not progress:
-        for quiet in (PrinterCallback, ProgressCallback, NotebookProgressCallback):
-            trainer.remove_callback(quiet)
+    if args.disable_tqdm:
+        trainer.remove_callback(PrinterCallback)
     return trainer
 
 
@@ -200,7 +199,7 @@ def run_training(model, tok, settings: TrainSettings, train, dev=None, total_ste
     with tempfile.TemporaryDirectory() as scratch:
         args = training_arguments(settings, scratch, total_steps, eval_every or total_steps, dev is not None, device,
                                   progress)
-        trainer = make_trainer(model, tok, args, train, dev, callbacks, progress)
+        trainer = make_trainer(model, tok, args, train, dev, callbacks)
         start = time.perf_counter()
         trainer.train()
         seconds = time.perf_counter() - start

@@ -652,6 +652,6 @@ def test_a_quiet_trainer_shows_no_progress_and_prints_no_log_lines(tmp_path):
     for progress in (True, False):
         args = training_arguments(settings, tmp_path, 1, 1, has_dev=False, device="cpu", progress=progress)
         assert args.disable_tqdm is not progress
-        trainer = make_trainer(torch.nn.Linear(2, 2), None, args, [], progress=progress)
+        trainer = make_trainer(torch.nn.Linear(2, 2), None, args, [])
         shown = [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, noisy)]
         assert bool(shown) is progress
