@@ -55,3 +55,19 @@ def test_the_gap_is_the_one_the_clock_used_and_an_assumed_one_is_hollow():
     faces = [tuple(c.get_facecolor()[0]) for c in ax.collections]
     assert faces[-1] == (1.0, 1.0, 1.0, 1.0) and faces[0] != faces[-1]
     plt.close(fig)
+
+
+@pytest.mark.parametrize("cid", sorted(CONVERSATIONS))
+def test_larger_session_labels_keep_clear_of_each_other(cid):
+    """Notebook 00 draws its session labels larger (label_size=9 on a 9-inch figure) so they read at
+    normal size; no two labels may touch."""
+    fig = plot_session_timeline([CONVERSATIONS[cid]], label_size=9, width=9)
+    ax = fig.axes[0]
+    sessions = [t for t in ax.texts if "turns" in t.get_text()]
+    assert sessions and all(t.get_fontsize() == 9 for t in sessions)
+    fig.canvas.draw()
+    boxes = [Text.get_window_extent(t) for t in ax.texts]
+    for i, p in enumerate(boxes):
+        for q in boxes[i + 1:]:
+            assert not p.overlaps(q), f"{cid}: two labels overlap"
+    plt.close(fig)

@@ -31,7 +31,7 @@ def session_gaps_s(conversation) -> list[float]:
 
 
 def plot_session_timeline(conversations, span_days: Optional[float] = None, titles: Optional[Sequence[str]] = None,
-                          close: float = 0.09, width: float = 8.0):
+                          close: float = 0.09, width: float = 8.0, label_size: float = 8):
     """One row per conversation: each session a dot at its start on the conversation clock (days), solid
     where the data gives the gap before it, hollow where the gap is assumed; above it ``S<i>`` and its
     turns; below the axis each gap, centred between its two sessions.
@@ -39,7 +39,8 @@ def plot_session_timeline(conversations, span_days: Optional[float] = None, titl
     Two dots closer than ``close`` of the axis have their session labels pulled apart (the earlier to the
     left, the later to the right), and the gap between them is written one row lower as ``S<i>-S<j>: gap``,
     with a short line up to the midpoint, so it cannot be read as either dot's. ``span_days`` puts every
-    row on one scale; ``titles`` replaces the default ``id: speakers``. Returns the figure (with a legend).
+    row on one scale; ``titles`` replaces the default ``id: speakers``; ``label_size`` is the font size of
+    the session labels (a close pair is pushed apart in proportion). Returns the figure (with a legend).
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -54,8 +55,9 @@ def plot_session_timeline(conversations, span_days: Optional[float] = None, titl
         for i, (s, d) in enumerate(zip(c.sessions, days)):
             side = 1 if near[i] else -1 if i + 1 < len(days) and near[i + 1] else 0
             ax.scatter([d], [0], s=90, zorder=2, color="tab:blue", facecolor="tab:blue" if s.gap_known else "white")
-            ax.annotate(f"S{s.index}\n{len(s.turns)} turns", (d, 0), xytext=(4 * side, 12),
-                        textcoords="offset points", ha={1: "left", -1: "right", 0: "center"}[side], fontsize=8)
+            ax.annotate(f"S{s.index}\n{len(s.turns)} turns", (d, 0), xytext=(label_size / 2 * side, 12),
+                        textcoords="offset points", ha={1: "left", -1: "right", 0: "center"}[side],
+                        fontsize=label_size)
         for prev, s, gap_s, d0, d1, tight in zip(c.sessions, c.sessions[1:], session_gaps_s(c), days, days[1:],
                                                  near[1:]):
             gap = format_gap(gap_s) + ("" if s.gap_known else " (assumed)")
