@@ -366,6 +366,12 @@ def test_figures(memory):
     assert {t.get_fontsize() for t in big.texts} == {11}
     fig2 = plot_recall_curves({"a": {1: 0.2, 3: 0.5}}, paper=RE.PAPER_LME_FIGURE4)
     assert len(fig2.axes[0].lines) == 1 + len(RE.PAPER_LME_FIGURE4)
+    assert fig2.axes[0].lines[0].get_marker() == "o" and fig2.axes[0].get_ylabel() == "Recall@k"   # the old look
+    fig3 = plot_recall_curves({"a": {1: 0.2, 10: 0.5}, "b": {1: 0.2, 10: 0.5}}, distinct=True, ylabel="Hit@k")
+    first, second = fig3.axes[0].lines   # coinciding curves: told apart by marker, style and width
+    assert (first.get_marker(), second.get_marker()) == ("*", "o") and first.get_linewidth() > second.get_linewidth()
+    assert second.get_linestyle() == "--" and list(fig3.axes[0].get_xticks()) == [1, 10]
+    assert fig3.axes[0].get_ylabel() == "Hit@k"
     plt.close("all")
 
 

@@ -209,20 +209,27 @@ def plot_rerank_terms(trace: RetrievalTrace, ax=None, title: Optional[str] = Non
 
 
 def plot_recall_curves(curves: Mapping[str, Mapping[int, float]], ax=None, paper: Optional[Mapping] = None,
-                       title: str = "Evidence Recall@k", paper_label: str = "paper, LME"):
+                       title: str = "Evidence Recall@k", paper_label: str = "paper, LME", distinct: bool = False,
+                       xlabel: str = "k (distinct evidence turns retrieved)", ylabel: str = "Recall@k"):
     """Recall@k per method (``{method: {k: recall}}``, solid), and optionally the paper's curves
-    (dashed, grey tones) for context."""
+    (dashed, grey tones) for context. ``distinct`` gives each method its own marker and line style, the
+    first line wide under the others, so curves that coincide stay visible, and puts a tick at every k."""
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
+    looks = zip("*osv^Dp", ["-", "--", "-.", ":", "-", "--", "-."], [5, 2, 2, 2, 2, 2, 2])
     for method, points in curves.items():
         ks = sorted(points)
-        ax.plot(ks, [points[k] for k in ks], marker="o", lw=2, label=method)
+        marker, style, width = next(looks, ("o", "-", 2)) if distinct else ("o", "-", 2)
+        ax.plot(ks, [points[k] for k in ks], marker=marker, ls=style, lw=width, label=method,
+                markersize=9 if distinct else None)
     greys = ("#555555", "#888888", "#aaaaaa", "#cccccc")
     for (method, points), colour in zip((paper or {}).items(), greys * 3):
         ks = sorted(points)
         ax.plot(ks, [points[k] for k in ks], ls="--", marker=".", color=colour, label=f"{method} ({paper_label})")
-    ax.set_xlabel("k (distinct evidence turns retrieved)")
-    ax.set_ylabel("Recall@k")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if distinct:
+        ax.set_xticks(sorted({k for points in [*curves.values(), *(paper or {}).values()] for k in points}))
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
