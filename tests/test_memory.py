@@ -466,3 +466,29 @@ def test_stages_name_the_named_entities_in_every_panel(c01):
     assert ["portland" in p for p in plain] == [i + 1 == first for i in range(len(plain))]
     assert all("portland" in p for p in kept[first - 1:])
     plt.close("all")
+
+
+def test_stages_can_write_speaker_names_beside_their_nodes(c01):
+    """``speaker_names_beside`` moves the speakers' names off their nodes (notebook 03: a small speaker
+    node in the first panel is not hidden under its name), and repel_labels still clears every node."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from glong_lib.viz.graph import draw_stages, label_collisions
+    from glong_lib.viz.labels import _node_of
+
+    mem = build_memory(c01, encoder=HashEncoder(16))
+    speakers = {mem.resolve(s) for s in c01.speakers}
+
+    def on_node(fig):
+        return sum(t.get_text() in speakers and _node_of(t) == tuple(t.get_position())
+                   for ax in fig.axes for t in ax.texts)
+
+    assert on_node(draw_stages(mem, speakers=c01.speakers, repel=False)) == 2 * len(mem.growth())
+    fig = draw_stages(mem, speakers=c01.speakers, speaker_names_beside=True)
+    assert on_node(fig) == 0
+    assert label_collisions(fig)["names on a node"] == 0
+    assert label_collisions(fig)["names overlapping a name"] == 0
+    plt.close("all")

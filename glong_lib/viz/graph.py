@@ -141,7 +141,7 @@ def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nod
                 upto_session: Optional[int] = None, pos: Optional[dict] = None, edge_labels: Optional[bool] = None,
                 title: Optional[str] = None, seed: int = 42, speakers: Sequence[str] = (),
                 node_scale: float = 1.0, font_size: float = 8, label_nodes: Optional[Iterable[str]] = None,
-                new_nodes: Iterable[str] = (), label_outward: bool = False):
+                new_nodes: Iterable[str] = (), label_outward: bool = False, speaker_names_beside: bool = False):
     """Draw (part of) the memory on ``ax`` and return the figure.
 
     Node area grows with degree (in the drawn part), edge width with weight; current edges are
@@ -151,7 +151,8 @@ def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nod
     small enough to read them (``edge_labels`` forces it either way). ``label_nodes`` limits
     which nodes get a name; ``new_nodes`` are outlined in green. With ``label_outward`` a name is
     written beside its node on the side away from its neighbours (so it does not sit on the node's
-    own edges) instead of just above it."""
+    own edges) instead of just above it. With ``speaker_names_beside`` a speaker's name is placed like
+    any other (beside its node) instead of on it, so a small speaker node is not hidden under its name."""
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 7))
     eids = select_edges(mem, entities, hops, max_nodes, upto_session)
@@ -162,6 +163,7 @@ def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nod
         g.add_edge(m.subject, m.object, key=e)
     degree = dict(g.degree())
     speaker_nodes = {mem.resolve(s) for s in speakers}
+    written_on = set() if speaker_names_beside else speaker_nodes   # names written on their own node
     nodes = list(g.nodes)
     new = set(new_nodes)
     nx.draw_networkx_nodes(g, pos, nodelist=nodes, ax=ax,
@@ -186,13 +188,13 @@ def draw_memory(mem: GraphMemory, ax=None, entities=None, hops: int = 1, max_nod
             cy = sum(p[1] for p in nbrs) / len(nbrs) if nbrs else y - 1
             ux, uy = x - cx, y - cy
             norm = math.hypot(ux, uy)
-            ux, uy = (ux / norm, uy / norm) if norm and n not in speaker_nodes else (0.0, 0.0)
+            ux, uy = (ux / norm, uy / norm) if norm and n not in written_on else (0.0, 0.0)
             text = ax.text(x + off * ux, y + off * uy, name, fontsize=font_size, bbox=box, zorder=5,
                            ha="left" if ux > 0.35 else "right" if ux < -0.35 else "center",
                            va="bottom" if uy > 0.35 else "top" if uy < -0.35 else "center")
             text.set_gid(node_gid(pos[n]))
     else:
-        label_pos = {n: (pos[n][0], pos[n][1] + (0 if n in speaker_nodes else dy)) for n in labels}
+        label_pos = {n: (pos[n][0], pos[n][1] + (0 if n in written_on else dy)) for n in labels}
         drawn = nx.draw_networkx_labels(g, label_pos, labels=labels, ax=ax, font_size=font_size, bbox=box)
         for n, text in drawn.items():
             text.set_gid(node_gid(pos[n]))
@@ -239,7 +241,8 @@ def _draw_relation_labels(mem: GraphMemory, g: nx.MultiDiGraph, pos: dict, ax) -
 
 def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_nodes: int = 40, seed: int = 42,
                 speakers: Sequence[str] = (), ncols: int = 2, panel_size: float = 4.6, legend: bool = True,
-                font_size: float = 8, label_outward: bool = True, repel: bool = True, named: Sequence[str] = ()):
+                font_size: float = 8, label_outward: bool = True, repel: bool = True, named: Sequence[str] = (),
+                speaker_names_beside: bool = False):
     """One panel per session: the memory as it stood after it, on fixed positions (from the
     final graph) so that growth is easy to follow; each title gives what the session added (facts
     drawn, entities first seen) and the facts drawn in all. Only the speakers and the entities new in
@@ -248,7 +251,8 @@ def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_
     are any) fills the first empty panel, or sits under the panels when none is empty;
     ``label_outward`` writes each name on the side of its node away from its edges, and ``repel``
     then moves names off other nodes and names (``repel_labels``). The entities in ``named`` are named
-    in every panel that draws them, so a reader can follow them from panel to panel."""
+    in every panel that draws them, so a reader can follow them from panel to panel;
+    ``speaker_names_beside`` places the speakers' names beside their nodes (see ``draw_memory``)."""
     if sessions is None:
         sessions = [r["session"] for r in mem.growth()]
     pos = layout(mem, select_edges(mem, max_nodes=max_nodes), seed)
@@ -262,6 +266,7 @@ def draw_stages(mem: GraphMemory, sessions: Optional[Sequence[int]] = None, max_
         draw_memory(mem, ax=ax, max_nodes=max_nodes, upto_session=s, pos=pos, edge_labels=False,
                     speakers=speakers, node_scale=0.45, font_size=font_size, new_nodes=new,
                     label_nodes=set(new) | {mem.resolve(x) for x in (*speakers, *named)}, label_outward=label_outward,
+                    speaker_names_beside=speaker_names_beside,
                     title=f"after session {s}: +{len(eids) - shown_before} facts, +{len(new)} entities "
                           f"({len(eids)} facts in all)")
         shown_before = len(eids)
