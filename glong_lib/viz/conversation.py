@@ -40,7 +40,7 @@ def plot_session_timeline(conversations, span_days: Optional[float] = None, titl
     left, the later to the right), and the gap between them is written one row lower as ``S<i>-S<j>: gap``,
     with a short line up to the midpoint, so it cannot be read as either dot's. ``span_days`` puts every
     row on one scale; ``titles`` replaces the default ``id: speakers``; ``label_size`` is the font size of
-    the session labels (a close pair is pushed apart in proportion). Returns the figure (with a legend).
+    the session labels and the legend (a close pair is pushed apart in proportion). Returns the figure (with a legend).
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -80,6 +80,6 @@ def plot_session_timeline(conversations, span_days: Optional[float] = None, titl
     key = [Line2D([], [], marker="o", ls="", color="tab:blue",
                   label="gap before it given by the data (or first session)"),
            Line2D([], [], marker="o", ls="", mfc="white", color="tab:blue", label="gap before it unknown, so assumed")]
-    fig.legend(handles=key, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.legend(handles=key, loc="lower center", ncol=2, fontsize=label_size, frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
