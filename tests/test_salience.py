@@ -588,3 +588,20 @@ def test_every_turn_reaches_a_dialogue_reading_source(tmp_path):
     rec = TurnRecorder()
     TripleSource("gold", scorer=rec).session_triples(conv, conv.sessions[1])
     assert rec.seen == [[t.text for t in conv.sessions[1].turns]]
+
+
+def test_stored_report_table_reads_the_shipped_benchmark():
+    """Notebook A1's table: chosen, turned-down and last-layer readings first, then the baselines, from the file."""
+    from glong_lib.io import data_path
+
+    bench = json.loads(data_path("results", "bench_salience.json").read_text())
+    rows = SE.stored_report_table(bench)
+    chosen = bench["chosen_on_selection"]["decoder dialogue"]
+    assert [r["method"] for r in rows[:3]] == ["chosen: " + chosen.split(" | ", 1)[1],
+                                               "turned down: " + bench["chosen_on_selection"][
+                                                   "decoder dialogue, ignoring the planted line"].split(" | ", 1)[1],
+                                               f"mean | last layer, L{len(bench['layer_curve_select']['mean']) - 1}"]
+    stored = bench["report"][f"decoder dialogue (chosen: {chosen})"]
+    assert rows[0]["AUC"] == round(stored["within"], 3) and rows[0]["dialogues"] == stored["dialogues"]
+    assert [r["method"] for r in rows[3:]] == ["baseline: " + b for b in SE.STORED_BASELINES]
+    assert len(SE.stored_report_table(bench, baselines=("random",))) == 4

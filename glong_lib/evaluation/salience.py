@@ -342,3 +342,27 @@ def evaluate_salience(scorer, pairs, seed: int = 42, progress: bool = True, shuf
         ev.methods["position as written (diagnostic)"] += [1.0 - i / k for i in order]
         ev.summaries.append(res.summary)
     return ev
+
+
+STORED_BASELINES = ("random", "length", "position", "frequency", "own summary overlap")
+
+
+def stored_report_table(bench: dict[str, Any], baselines: Sequence[str] = STORED_BASELINES) -> list[dict[str, Any]]:
+    """Report-split rows of a stored ``bench_salience.json`` (the chosen reading, the one turned down for the
+    planted line, the mean at the last layer, then the baselines), so a notebook need not know its key spellings."""
+    report = bench["report"]
+    chosen = bench["chosen_on_selection"]["decoder dialogue"]
+    rejected = bench["chosen_on_selection"]["decoder dialogue, ignoring the planted line"]
+    last = len(bench["layer_curve_select"]["mean"]) - 1
+
+    def key(prefix: str) -> str:
+        return next(k for k in report if k.startswith(prefix))
+
+    shown = {"chosen: " + chosen.split(" | ", 1)[1]: key("decoder dialogue (chosen"),
+             "turned down: " + rejected.split(" | ", 1)[1]: key("decoder dialogue, ignoring"),
+             f"mean | last layer, L{last}": key(chosen.split(" | ")[0] + " | mean | last layer")}
+    shown.update({"baseline: " + name: "baseline: " + name for name in baselines})
+    return [{"method": name, "AUC": round(report[k]["within"], 3), "dialogues": report[k]["dialogues"],
+             "pooled": round(report[k]["pooled"], 3),
+             "95% interval": f"{report[k]['within_low']:.2f}-{report[k]['within_high']:.2f}"}
+            for name, k in shown.items()]
