@@ -43,6 +43,11 @@ BROKEN = [
      [T]),  # prose around
     ('Note [1]: [{"subject": "i", "relation": "have_pet", "object": "dog"}]', [T]),  # brackets in prose
     ('```json\n[{"subject": "i", "relation": "have_pet", "object": "dog"}]\n```', [T]),  # code fence
+    ('```json [{"subject": "i", "relation": "have_pet", "object": "dog"}] ```', [T]),  # fence on one line
+    ('[{"subject": "i", "relation": "quote", "object": "```"}]',
+     [{"subject": "i", "relation": "quote", "object": "```"}]),  # backticks inside a value are kept
+    ('[{"subject": "i", "relation": "quote", "object": "a <think> b"}]',
+     [{"subject": "i", "relation": "quote", "object": "a <think> b"}]),  # so is a reasoning tag
     ('[{"head": "i", "relation": "have_pet", "tail": "dog"}]', [T]),  # the reference code's keys
     ('{"subject": "i", "relation": "have_pet", "object": "dog", "relation": "like_food", "object": "tacos"}',
      [T, U]),  # repeated keys: a second fact

@@ -119,9 +119,17 @@ def _dedupe(triples: list[dict]) -> list[dict]:
 
 
 def _strip_wrappers(text: str) -> str:
-    """Drop reasoning blocks and markdown code fences around the answer."""
+    """Drop reasoning blocks and markdown code fences around the answer.
+
+    A fence counts only where a fence is written: at the start of a line (with its language tag)
+    or at the end of one, so three backticks inside a value are kept.
+
+    >>> _strip_wrappers('```json [{"object": "```"}] ```').strip()
+    '[{"object": "```"}]'
+    """
     text = re.sub(r"(?s)<think>.*?(</think>|$)", " ", text)
-    return re.sub(r"```[a-zA-Z]*", " ", text)
+    text = re.sub(r"(?m)^[ \t]*```[a-zA-Z]*", " ", text)
+    return re.sub(r"(?m)```[ \t]*$", " ", text)
 
 
 def _repair_json(s: str) -> str:
@@ -264,7 +272,15 @@ def parse_output(text: Any) -> ParseResult:
 def parse_unguarded(text: Any) -> ParseResult:
     """:func:`parse_output` without its safety net (the property tests call this one, so a bug
     that raises is seen instead of counted as an unparseable output)."""
-    body = _strip_wrappers("" if text is None else str(text))
+    raw = ("" if text is None else str(text)).lstrip()
+    if raw[:1] in ("[", "{") and not _too_deep(raw):  # 0. an answer that is valid JSON is read as it is,
+        try:  # so a value that looks like a wrapper ("<think>", three backticks) is kept
+            triples = _dedupe(_collect(json.JSONDecoder(object_pairs_hook=_Pairs).raw_decode(raw)[0]))
+            if triples:
+                return ParseResult(triples, ok=True)
+        except ValueError:
+            pass
+    body = _strip_wrappers(raw)
     starts = [m.start() for m in itertools.islice(re.finditer(r"[\[{]", body), MAX_STARTS)]
     if not starts:
         return ParseResult([], ok=False)
