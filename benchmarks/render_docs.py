@@ -3,7 +3,7 @@
 A table lives between ``<!-- results:NAME -->`` and ``<!-- /results:NAME -->``; NAME picks its renderer
 (:data:`RENDERERS`). Every renderer reads only result files (``benchmarks._results``), so a number in a
 rendered table is in a committed result file. It also writes ``data/results/bench_salience.json``, the
-figures of ``results/bench_salience.json`` that notebook 02 reads from the installed package.
+figures of ``results/bench_salience.json`` that appendices A1 and A5 read from the installed package.
 
     python -m benchmarks.render_docs            # rewrite the blocks (and the shipped copy)
     python -m benchmarks.render_docs --check    # exit 1 naming each block that differs (what the tests run)

@@ -113,8 +113,8 @@ def test_locomo_stand_in_loads_as_locomo_with_observations_and_evidence():
     assert {q.category for q in questions} <= {"single-hop", "multi-hop", "temporal", "open-domain"}
 
 
-def test_shipped_benchmark_result_has_what_notebook_02_draws():
-    """data/results holds measured numbers, not samples: the keys notebook 02 reads, no per-item data."""
+def test_shipped_benchmark_result_has_what_the_appendices_draw():
+    """data/results holds measured numbers, not samples: the keys appendices A1 and A5 read, no per-item data."""
     result = json.loads((DATA / "results" / "bench_salience.json").read_text())
     for key in ("command", "dialogues", "report", "layer_curve_select", "summary_length_curve", "chosen_rows",
                 "added_value", "grounded", "planted", "planted_by_choice", "seconds_per_10_turns"):

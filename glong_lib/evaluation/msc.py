@@ -16,12 +16,12 @@ import time
 from typing import Any, Optional, Sequence
 
 from ..checkpoints import Checkpoint
-from ..datasets.sampling import Query, sample_conversations, session_queries  # noqa: F401 (notebooks 05, A4)
+from ..datasets.sampling import Query, sample_conversations, session_queries  # noqa: F401 (notebooks 05, A4, A6)
 from ..errors import DataError
 from ..generation import Generation
 from ..schema import Conversation, Session, Turn
 from .metrics import score_reply
-from .msc_cost import (  # noqa: F401 (commands, notebooks 05 and A4, viz import them from here)
+from .msc_cost import (  # noqa: F401 (commands, notebooks 05, A4 and A6, viz import them from here)
     GPT4O_MINI,
     PAPER_TABLE1_COLUMNS,
     PAPER_TABLE1_MSC,
