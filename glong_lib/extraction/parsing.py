@@ -273,14 +273,16 @@ def parse_unguarded(text: Any) -> ParseResult:
     """:func:`parse_output` without its safety net (the property tests call this one, so a bug
     that raises is seen instead of counted as an unparseable output)."""
     raw = ("" if text is None else str(text)).lstrip()
-    if raw[:1] in ("[", "{") and not _too_deep(raw):  # 0. an answer that is valid JSON is read as it is,
-        try:  # so a value that looks like a wrapper ("<think>", three backticks) is kept
+    body = _strip_wrappers(raw)
+    # 0. stripping changed an answer that starts as JSON: read it as it was first, so a value that
+    # looks like a wrapper ("<think>", three backticks) is kept (unchanged, step 1 reads the same text)
+    if body != raw and raw[:1] in ("[", "{") and not _too_deep(raw):
+        try:
             triples = _dedupe(_collect(json.JSONDecoder(object_pairs_hook=_Pairs).raw_decode(raw)[0]))
             if triples:
                 return ParseResult(triples, ok=True)
         except ValueError:
             pass
-    body = _strip_wrappers(raw)
     starts = [m.start() for m in itertools.islice(re.finditer(r"[\[{]", body), MAX_STARTS)]
     if not starts:
         return ParseResult([], ok=False)
